@@ -1,1 +1,67 @@
-//! placeholder
+//! Helpers shared by the cross-crate tests: a small deterministic generator and the
+//! reference implementation (RustCrypto `aes-gcm`) wrapped for runtime key sizes.
+
+use aes_gcm::aead::{AeadInOut, KeyInit, array::Array, consts::U12};
+
+/// SplitMix64: tiny, deterministic, good enough to pick test inputs.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator whose sequence depends only on `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// Fills `buf` with random bytes.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let r = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&r[..chunk.len()]);
+        }
+    }
+
+    /// A vector of `n` random bytes.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let mut v = vec![0; n];
+        self.fill(&mut v);
+        v
+    }
+}
+
+/// Seals with RustCrypto `aes-gcm` (96-bit nonce): returns ciphertext and 16-byte tag.
+pub fn reference_seal(key: &[u8], nonce: &[u8; 12], aad: &[u8], msg: &[u8]) -> (Vec<u8>, [u8; 16]) {
+    fn run<A: KeyInit + AeadInOut<NonceSize = U12>>(
+        key: &[u8],
+        nonce: &[u8; 12],
+        aad: &[u8],
+        msg: &[u8],
+    ) -> (Vec<u8>, [u8; 16]) {
+        let c = A::new_from_slice(key).expect("key length");
+        let mut buf = msg.to_vec();
+        let tag = c
+            .encrypt_inout_detached(&Array::from(*nonce), aad, buf.as_mut_slice().into())
+            .expect("reference seal");
+        (buf, tag.as_slice().try_into().expect("16-byte tag"))
+    }
+    match key.len() {
+        16 => run::<aes_gcm::Aes128Gcm>(key, nonce, aad, msg),
+        24 => run::<aes_gcm::AesGcm<aes_gcm::aes::Aes192, U12>>(key, nonce, aad, msg),
+        32 => run::<aes_gcm::Aes256Gcm>(key, nonce, aad, msg),
+        n => panic!("bad key length {n}"),
+    }
+}

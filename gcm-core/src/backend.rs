@@ -1,0 +1,196 @@
+//! The back ends, and which one a CPU gets.
+//!
+//! The mapping from CPU bits to a back end is a pure function
+//! ([`select_for_features`]) so that it can be tested against the feature sets of real
+//! CPUs without running on them. Each back end requires every instruction-set extension
+//! its kernels are compiled with, plus the OS register state they touch: a VAES CPU whose
+//! OS does not save ZMM state still gets `Vaes256`, and one without VPCLMULQDQ (QEMU's
+//! `max` model) gets `AesNi`.
+
+use crate::cpu::{self, CpuFeatures};
+use core::{fmt, str::FromStr};
+
+/// An implementation of AES-GCM for a class of CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Backend {
+    /// VAES + VPCLMULQDQ on 512-bit vectors (AVX-512 F/BW/VL): 16 blocks per iteration.
+    Vaes512,
+    /// VAES + VPCLMULQDQ on 256-bit vectors (AVX2), for CPUs without AVX-512.
+    Vaes256,
+    /// AES-NI + PCLMULQDQ on 128-bit vectors.
+    AesNi,
+    /// The RustCrypto `aes` and `ghash` crates; runs anywhere.
+    Portable,
+}
+
+const VAES256_NEEDS: u32 = AESNI_NEEDS
+    | CpuFeatures::AVX
+    | CpuFeatures::AVX2
+    | CpuFeatures::VAES
+    | CpuFeatures::VPCLMULQDQ
+    | CpuFeatures::OS_YMM;
+const VAES512_NEEDS: u32 = VAES256_NEEDS
+    | CpuFeatures::AVX512F
+    | CpuFeatures::AVX512BW
+    | CpuFeatures::AVX512VL
+    | CpuFeatures::OS_ZMM;
+const AESNI_NEEDS: u32 =
+    CpuFeatures::AES | CpuFeatures::PCLMULQDQ | CpuFeatures::SSSE3 | CpuFeatures::SSE41;
+
+/// The best back end for a CPU with features `f` on this target.
+pub fn select_for_features(f: CpuFeatures) -> Backend {
+    Backend::ALL
+        .into_iter()
+        .find(|b| b.runs_with(f))
+        .unwrap_or(Backend::Portable)
+}
+
+impl Backend {
+    /// Every back end, best first.
+    pub const ALL: [Backend; 4] = [
+        Backend::Vaes512,
+        Backend::Vaes256,
+        Backend::AesNi,
+        Backend::Portable,
+    ];
+
+    /// The best back end this CPU supports.
+    pub fn detect() -> Backend {
+        select_for_features(cpu::features())
+    }
+
+    /// True when this CPU can run the back end.
+    pub fn is_available(self) -> bool {
+        self.runs_with(cpu::features())
+    }
+
+    /// The back ends this CPU supports, best first (`Portable` is always last).
+    pub fn available() -> impl Iterator<Item = Backend> {
+        let f = cpu::features();
+        Backend::ALL.into_iter().filter(move |b| b.runs_with(f))
+    }
+
+    /// A short lowercase name: `vaes512`, `vaes256`, `aesni` or `portable`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Vaes512 => "vaes512",
+            Backend::Vaes256 => "vaes256",
+            Backend::AesNi => "aesni",
+            Backend::Portable => "portable",
+        }
+    }
+
+    fn runs_with(self, f: CpuFeatures) -> bool {
+        let needs = match self {
+            Backend::Portable => return true,
+            Backend::AesNi => AESNI_NEEDS,
+            Backend::Vaes256 => VAES256_NEEDS,
+            Backend::Vaes512 => VAES512_NEEDS,
+        };
+        cfg!(target_arch = "x86_64") && f.has(needs)
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error of parsing a [`Backend`] name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnknownBackend;
+
+impl fmt::Display for UnknownBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("unknown back end (expected vaes512, vaes256, aesni or portable)")
+    }
+}
+
+impl FromStr for Backend {
+    type Err = UnknownBackend;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name().eq_ignore_ascii_case(s))
+            .ok_or(UnknownBackend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::CpuFeatures as F;
+
+    const WESTMERE: u32 = F::AES | F::PCLMULQDQ | F::SSSE3 | F::SSE41;
+    const HASWELL: u32 = WESTMERE | F::AVX | F::AVX2 | F::OS_YMM;
+    // Zen 3 and Alder Lake: VAES and VPCLMULQDQ on 256-bit vectors, no AVX-512.
+    const ZEN3: u32 = HASWELL | F::VAES | F::VPCLMULQDQ;
+    const ICELAKE: u32 = ZEN3 | F::AVX512F | F::AVX512BW | F::AVX512VL | F::OS_ZMM;
+
+    fn pick(bits: u32) -> Backend {
+        if cfg!(target_arch = "x86_64") {
+            select_for_features(F(bits))
+        } else {
+            Backend::Portable
+        }
+    }
+
+    #[test]
+    fn real_cpus_get_their_backend() {
+        if !cfg!(target_arch = "x86_64") {
+            return;
+        }
+        assert_eq!(pick(0), Backend::Portable, "qemu64: no AES-NI");
+        assert_eq!(pick(WESTMERE), Backend::AesNi);
+        assert_eq!(pick(HASWELL), Backend::AesNi);
+        assert_eq!(pick(ZEN3), Backend::Vaes256);
+        assert_eq!(pick(ICELAKE), Backend::Vaes512);
+    }
+
+    #[test]
+    fn missing_pieces_fall_back() {
+        if !cfg!(target_arch = "x86_64") {
+            return;
+        }
+        // AVX-512 hardware whose OS does not save ZMM state: the 256-bit kernels still run.
+        assert_eq!(pick(ICELAKE & !F::OS_ZMM), Backend::Vaes256);
+        // QEMU's `max` model: VAES without VPCLMULQDQ or AVX-512.
+        assert_eq!(pick(HASWELL | F::VAES), Backend::AesNi);
+        // VAES bits but an OS that saves no YMM state: no VEX code at all.
+        assert_eq!(pick(ZEN3 & !F::OS_YMM), Backend::AesNi);
+        // AVX-512 without BW or VL (Knights Landing style) is not enough for Vaes512.
+        assert_eq!(pick(ICELAKE & !F::AVX512BW), Backend::Vaes256);
+        assert_eq!(pick(ICELAKE & !F::AVX512VL), Backend::Vaes256);
+        // AES-NI without carry-less multiply, or without SSSE3's byte shuffle.
+        assert_eq!(pick(WESTMERE & !F::PCLMULQDQ), Backend::Portable);
+        assert_eq!(pick(WESTMERE & !F::SSSE3), Backend::Portable);
+        // VAES without AES-NI is not a real CPU, but must not select a kernel that needs it.
+        assert_eq!(pick(ICELAKE & !F::AES), Backend::Portable);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for b in Backend::ALL {
+            assert_eq!(b.name().parse::<Backend>(), Ok(b));
+        }
+        assert_eq!("AESNI".parse::<Backend>(), Ok(Backend::AesNi));
+        assert!("avx".parse::<Backend>().is_err());
+    }
+
+    #[test]
+    fn available_is_consistent_with_detect() {
+        let avail: [Option<Backend>; 4] = {
+            let mut a = [None; 4];
+            for (slot, b) in a.iter_mut().zip(Backend::available()) {
+                *slot = Some(b);
+            }
+            a
+        };
+        assert_eq!(avail[0], Some(Backend::detect()));
+        assert!(Backend::Portable.is_available());
+        assert_eq!(Backend::available().last(), Some(Backend::Portable));
+    }
+}

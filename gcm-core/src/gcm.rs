@@ -1,0 +1,314 @@
+//! The GCM key and the seal/open driver: limits, the pre-counter block `J0`, dispatch to
+//! the back end stored in the key, the tag check and what happens to the buffer when it
+//! fails.
+
+use crate::{Backend, Error, portable};
+use inout::InOutBuf;
+use subtle::ConstantTimeEq;
+
+#[cfg(target_arch = "x86_64")]
+use crate::x86_64::{
+    AesNiToken, HwKey, InOut, Vaes256Token, Vaes512Token, aesni_gcm, vaes256_gcm, vaes512_gcm,
+};
+
+/// Length of a full GCM tag.
+pub const TAG_LEN: usize = 16;
+
+/// Longest associated data, in bytes: 2^61 - 1 (NIST SP 800-38D, 2^64 - 1 bits).
+pub const A_MAX: u64 = (1 << 61) - 1;
+
+/// Longest message, in bytes: 2^36 - 32 (SP 800-38D: 2^39 - 256 bits, so that the 32-bit
+/// block counter never wraps back onto the block that masks the tag).
+pub const P_MAX: u64 = (1 << 36) - 32;
+
+/// An AES-GCM key: AES round keys, hash-key powers and the back end that uses them.
+///
+/// Made once; sealing and opening borrow it immutably and allocate nothing, so one key can
+/// serve many threads at once.
+#[derive(Clone)]
+pub struct GcmKey {
+    engine: Engine,
+    key_len: u8,
+}
+
+/// The back end with its key material. Each hardware variant carries the token that
+/// proves its CPU features were checked when the key was made.
+#[derive(Clone)]
+enum Engine {
+    #[cfg(target_arch = "x86_64")]
+    Vaes512(HwKey, Vaes512Token),
+    #[cfg(target_arch = "x86_64")]
+    Vaes256(HwKey, Vaes256Token),
+    #[cfg(target_arch = "x86_64")]
+    AesNi(HwKey, AesNiToken),
+    Portable(portable::Key),
+}
+
+impl core::fmt::Debug for GcmKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("GcmKey")
+            .field("key_bits", &(usize::from(self.key_len) * 8))
+            .field("backend", &self.backend())
+            .finish_non_exhaustive()
+    }
+}
+
+impl GcmKey {
+    /// A key for the best back end this CPU supports. `key` is 16, 24 or 32 bytes.
+    pub fn new(key: &[u8]) -> Result<Self, Error> {
+        Self::new_with_backend(key, Backend::detect())
+    }
+
+    /// A key that uses `backend`, or [`Error::BackendUnavailable`] if this CPU lacks it.
+    pub fn new_with_backend(key: &[u8], backend: Backend) -> Result<Self, Error> {
+        if !matches!(key.len(), 16 | 24 | 32) {
+            return Err(Error::InvalidKeyLength);
+        }
+        let engine = match backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vaes512 => {
+                let t = Vaes512Token::new().ok_or(Error::BackendUnavailable)?;
+                Engine::Vaes512(HwKey::new(key, t.aesni()), t)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vaes256 => {
+                let t = Vaes256Token::new().ok_or(Error::BackendUnavailable)?;
+                Engine::Vaes256(HwKey::new(key, t.aesni()), t)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi => {
+                let t = AesNiToken::new().ok_or(Error::BackendUnavailable)?;
+                Engine::AesNi(HwKey::new(key, t), t)
+            }
+            Backend::Portable => Engine::Portable(portable::Key::new(key)),
+            #[allow(unreachable_patterns)]
+            _ => return Err(Error::BackendUnavailable),
+        };
+        Ok(Self {
+            engine,
+            key_len: key.len() as u8,
+        })
+    }
+
+    /// The back end this key runs on.
+    pub fn backend(&self) -> Backend {
+        match self.engine {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes512(..) => Backend::Vaes512,
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes256(..) => Backend::Vaes256,
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNi(..) => Backend::AesNi,
+            Engine::Portable(_) => Backend::Portable,
+        }
+    }
+
+    /// The AES key length in bytes (16, 24 or 32).
+    pub fn key_len(&self) -> usize {
+        self.key_len.into()
+    }
+
+    /// Encrypts `buf` in place and returns the 16-byte tag.
+    pub fn seal_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; TAG_LEN], Error> {
+        self.seal_inout(nonce, aad, buf.into())
+    }
+
+    /// Decrypts `buf` in place if `tag` (4 to 16 bytes, a prefix of the full tag)
+    /// authenticates it. On failure `buf` holds the ciphertext again, as before the call.
+    pub fn open_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8],
+    ) -> Result<(), Error> {
+        self.open_inout(nonce, aad, buf.into(), tag)
+    }
+
+    /// Encrypts from the input of `buf` to its output (which may be the same memory) and
+    /// returns the 16-byte tag.
+    pub fn seal_inout(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: InOutBuf<'_, '_, u8>,
+    ) -> Result<[u8; TAG_LEN], Error> {
+        check_lengths(nonce, aad, buf.len())?;
+        let j0 = self.pre_counter_block(nonce);
+        Ok(match &self.engine {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes512(k, t) => {
+                let io = raw(buf);
+                // SAFETY: `io` comes from an `InOutBuf` (valid, in place or disjoint); the
+                // token proves the CPU features.
+                unsafe { vaes512_gcm::seal(k, *t, &j0, aad, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes256(k, t) => {
+                let io = raw(buf);
+                // SAFETY: as above.
+                unsafe { vaes256_gcm::seal(k, *t, &j0, aad, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNi(k, t) => {
+                let io = raw(buf);
+                // SAFETY: as above.
+                unsafe { aesni_gcm::seal(k, *t, &j0, aad, io) }
+            }
+            Engine::Portable(k) => k.seal(&j0, aad, buf),
+        })
+    }
+
+    /// Decrypts from the input of `buf` to its output if `tag` authenticates the message.
+    ///
+    /// `tag` may be truncated (4 to 16 bytes); it is compared in constant time. On failure
+    /// no plaintext is left: an in-place buffer holds the ciphertext again, a separate
+    /// output buffer is zeroed.
+    pub fn open_inout(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        mut buf: InOutBuf<'_, '_, u8>,
+        tag: &[u8],
+    ) -> Result<(), Error> {
+        check_lengths(nonce, aad, buf.len())?;
+        if !(4..=TAG_LEN).contains(&tag.len()) {
+            return Err(Error::InvalidTagLength);
+        }
+        let j0 = self.pre_counter_block(nonce);
+        let expected = match &self.engine {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes512(k, t) => {
+                let io = raw(buf.reborrow());
+                // SAFETY: `io` comes from an `InOutBuf`; the token proves the CPU features.
+                unsafe { vaes512_gcm::open(k, *t, &j0, aad, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes256(k, t) => {
+                let io = raw(buf.reborrow());
+                // SAFETY: as above.
+                unsafe { vaes256_gcm::open(k, *t, &j0, aad, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNi(k, t) => {
+                let io = raw(buf.reborrow());
+                // SAFETY: as above.
+                unsafe { aesni_gcm::open(k, *t, &j0, aad, io) }
+            }
+            Engine::Portable(k) => k.open(&j0, aad, buf.reborrow()),
+        };
+        if bool::from(expected[..tag.len()].ct_eq(tag)) {
+            return Ok(());
+        }
+        // The kernels decrypt while they hash, so the plaintext is already out. Undo it.
+        let in_place = core::ptr::eq(buf.get_in().as_ptr(), buf.get_out().as_ptr());
+        if in_place {
+            self.apply_keystream(&inc32(&j0), buf.get_out());
+        } else {
+            buf.get_out().fill(0);
+        }
+        Err(Error::AuthenticationFailed)
+    }
+
+    /// AES-CTR with a 32-bit big-endian block counter starting at `counter_block`, in
+    /// place: the bulk loop of the back end without GHASH. For benchmarks (the roofline
+    /// a GCM kernel is measured against) and for restoring a buffer after a failed open.
+    #[doc(hidden)]
+    pub fn ctr32_apply_keystream(&self, counter_block: &[u8; 16], buf: &mut [u8]) {
+        self.apply_keystream(counter_block, buf)
+    }
+
+    fn apply_keystream(&self, counter_block: &[u8; 16], buf: &mut [u8]) {
+        match &self.engine {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes512(k, t) => {
+                let io = raw(buf.into());
+                // SAFETY: `io` is the in-place view of `buf`; the token proves the features.
+                unsafe { vaes512_gcm::ctr(k, *t, counter_block, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes256(k, t) => {
+                let io = raw(buf.into());
+                // SAFETY: as above.
+                unsafe { vaes256_gcm::ctr(k, *t, counter_block, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNi(k, t) => {
+                let io = raw(buf.into());
+                // SAFETY: as above.
+                unsafe { aesni_gcm::ctr(k, *t, counter_block, io) }
+            }
+            Engine::Portable(k) => k.apply_ctr(counter_block, buf.into()),
+        }
+    }
+
+    /// `J0`: the nonce followed by a 32-bit 1 for 96-bit nonces, otherwise
+    /// GHASH(nonce zero-padded || 0^64 || bit length of the nonce) (SP 800-38D §7.1).
+    fn pre_counter_block(&self, nonce: &[u8]) -> [u8; 16] {
+        if let Ok(n) = <[u8; 12]>::try_from(nonce) {
+            let mut j0 = [0u8; 16];
+            j0[..12].copy_from_slice(&n);
+            j0[15] = 1;
+            return j0;
+        }
+        let mut lens = [0u8; 16];
+        lens[8..].copy_from_slice(&((nonce.len() as u64).wrapping_mul(8)).to_be_bytes());
+        match &self.engine {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes512(k, t) => crate::x86_64::ghash_parts(&k.h, t.aesni(), &[nonce, &lens]),
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes256(k, t) => crate::x86_64::ghash_parts(&k.h, t.aesni(), &[nonce, &lens]),
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNi(k, t) => crate::x86_64::ghash_parts(&k.h, *t, &[nonce, &lens]),
+            Engine::Portable(k) => k.ghash(&[nonce, &lens]),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn raw(buf: InOutBuf<'_, '_, u8>) -> InOut {
+    let len = buf.len();
+    let (src, dst) = buf.into_raw();
+    // SAFETY: an `InOutBuf` is either one exclusive buffer or a shared and an exclusive
+    // buffer of equal length, which cannot overlap; both are valid for `len` bytes for as
+    // long as the borrow that produced it, which outlives the kernel call.
+    unsafe { InOut::new(src, dst, len) }
+}
+
+fn check_lengths(nonce: &[u8], aad: &[u8], msg_len: usize) -> Result<(), Error> {
+    if nonce.is_empty() {
+        return Err(Error::EmptyNonce);
+    }
+    if aad.len() as u64 > A_MAX {
+        return Err(Error::AadTooLong);
+    }
+    if msg_len as u64 > P_MAX {
+        return Err(Error::MessageTooLong);
+    }
+    Ok(())
+}
+
+/// The next counter block: the last 32 bits incremented modulo 2^32.
+pub(crate) fn inc32(block: &[u8; 16]) -> [u8; 16] {
+    let mut b = *block;
+    let c = u32::from_be_bytes([b[12], b[13], b[14], b[15]]).wrapping_add(1);
+    b[12..].copy_from_slice(&c.to_be_bytes());
+    b
+}
+
+/// The final GHASH block: the bit lengths of the associated data and the message.
+pub(crate) fn lengths_block(aad_len: usize, msg_len: usize) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&(aad_len as u64 * 8).to_be_bytes());
+    b[8..].copy_from_slice(&(msg_len as u64 * 8).to_be_bytes());
+    b
+}
+
+pub(crate) fn xor16(a: [u8; 16], b: [u8; 16]) -> [u8; 16] {
+    core::array::from_fn(|i| a[i] ^ b[i])
+}

@@ -1,0 +1,179 @@
+//! GHASH arithmetic with carry-less multiplication, on 128-bit vectors.
+//!
+//! # Representation
+//!
+//! GHASH numbers the bits of a block backwards: the most significant bit of byte 0 is the
+//! coefficient of `x^0`. Reversing the 16 bytes (one `PSHUFB`) turns a block into a
+//! 128-bit integer whose bit `127 - k` is the coefficient of `x^k`, i.e. the polynomial
+//! read in mirror image. Writing `y` for the mirrored variable, the field polynomial
+//! `x^128 + x^7 + x^2 + x + 1` becomes `g(y) = y^128 + y^127 + y^126 + y^121 + 1`, and
+//! the GHASH product of `a` and `b` becomes `a·b·y^-127 mod g` (a carry-less multiply of
+//! two mirrored numbers comes out mirrored in 255 bits, one short of 256).
+//!
+//! # Multiplication
+//!
+//! The kernels compute `a·b·y^-128 mod g`, a Montgomery product, because its reduction
+//! is two cheap folds (below). The missing factor `y` is put into the key instead: every
+//! stored power of the hash key is `H^k·y`, so `mont(a, H^k·y) = a·H^k·y^-127`, the GHASH
+//! product. The powers themselves follow from `mont(H^j·y, H·y) = H^(j+1)·y`.
+//!
+//! A product of two 128-bit values is done schoolbook-style in 64-bit halves: `LO = a0·b0`,
+//! `MI = a0·b1 + a1·b0`, `HI = a1·b1`, so the full product is `LO + MI·y^64 + HI·y^128`.
+//! Karatsuba would save one multiply in four at the price of extra XORs and shuffles on
+//! the same execution port, which is no saving when multiplies are pipelined. The sum of
+//! many such products is reduced once (the reduction is linear), which is what lets
+//! the kernels hash 8 or 16 blocks with one reduction: `X' = (X + B0)·H^n + B1·H^(n-1) + ...`.
+//!
+//! # Reduction
+//!
+//! To divide by `y^128` modulo `g`, clear the low 128 bits 64 at a time by adding
+//! multiples of `g`. With `L` the lowest 64 bits and `c = y^63 + y^62 + y^57` (so that
+//! `g = 1 + y^64·c + y^128`), adding `L·g` clears `L` and adds `L·c` at `y^64` and `L`
+//! at `y^128`: `MI' = MI + swap64(LO) + L·c`. The same step on the low half of `MI'` gives
+//! the result, `HI + swap64(MI') + MI'_lo·c`, already of degree below 128.
+
+use super::{HPowers, load16};
+use core::arch::x86_64::*;
+
+/// `c = y^63 + y^62 + y^57` in the low 64 bits (see the module doc).
+const GF_C: i64 = 0xC200_0000_0000_0000_u64 as i64;
+
+/// PSHUFB control that reverses the 16 bytes of a block.
+#[inline(always)]
+pub(crate) fn bswap_mask() -> __m128i {
+    // SAFETY: plain SSE2 set, no memory access (not inside a target-feature context here).
+    unsafe { _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) }
+}
+
+/// Converts a block between its byte form and the mirrored integer form (an involution).
+#[inline]
+#[target_feature(enable = "ssse3")]
+pub(crate) fn bswap(x: __m128i) -> __m128i {
+    _mm_shuffle_epi8(x, bswap_mask())
+}
+
+/// An unreduced sum of products.
+#[derive(Clone, Copy)]
+pub(crate) struct Wide {
+    lo: __m128i,
+    mi: __m128i,
+    hi: __m128i,
+}
+
+impl Wide {
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub(crate) fn zero() -> Self {
+        Self {
+            lo: _mm_setzero_si128(),
+            mi: _mm_setzero_si128(),
+            hi: _mm_setzero_si128(),
+        }
+    }
+
+    /// Adds `a·b` (unreduced).
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(crate) fn mul_add(&mut self, a: __m128i, b: __m128i) {
+        self.lo = _mm_xor_si128(self.lo, _mm_clmulepi64_si128::<0x00>(a, b));
+        self.hi = _mm_xor_si128(self.hi, _mm_clmulepi64_si128::<0x11>(a, b));
+        let m = _mm_xor_si128(
+            _mm_clmulepi64_si128::<0x01>(a, b),
+            _mm_clmulepi64_si128::<0x10>(a, b),
+        );
+        self.mi = _mm_xor_si128(self.mi, m);
+    }
+
+    /// `sum·y^-128 mod g`.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(crate) fn reduce(self) -> __m128i {
+        let c = _mm_set_epi64x(0, GF_C);
+        let mi = _mm_xor_si128(
+            _mm_xor_si128(self.mi, _mm_shuffle_epi32::<0x4e>(self.lo)),
+            _mm_clmulepi64_si128::<0x00>(self.lo, c),
+        );
+        _mm_xor_si128(
+            _mm_xor_si128(self.hi, _mm_shuffle_epi32::<0x4e>(mi)),
+            _mm_clmulepi64_si128::<0x00>(mi, c),
+        )
+    }
+}
+
+/// The Montgomery product `a·b·y^-128 mod g`.
+#[inline]
+#[target_feature(enable = "pclmulqdq,sse2")]
+pub(crate) fn mont_mul(a: __m128i, b: __m128i) -> __m128i {
+    let mut w = Wide::zero();
+    w.mul_add(a, b);
+    w.reduce()
+}
+
+/// `h·y mod g`, in constant time.
+#[target_feature(enable = "sse2")]
+fn times_y(h: __m128i) -> __m128i {
+    // Shift the 128-bit value left by one: each 64-bit half, plus the carry between them.
+    let carry = _mm_slli_si128::<8>(_mm_srli_epi64::<63>(h));
+    let shifted = _mm_or_si128(_mm_slli_epi64::<1>(h), carry);
+    // If bit 127 fell off, subtract g: all-ones mask from the sign of the top word.
+    let overflow = _mm_shuffle_epi32::<0xff>(_mm_srai_epi32::<31>(h));
+    let g_low = _mm_set_epi64x(GF_C, 1);
+    _mm_xor_si128(shifted, _mm_and_si128(overflow, g_low))
+}
+
+/// The table of `H^16·y ... H^1·y` (then zeros) from `H = E_K(0)` in byte form.
+#[target_feature(enable = "pclmulqdq,ssse3")]
+pub(crate) fn powers(h_bytes: __m128i) -> HPowers {
+    let h1 = times_y(bswap(h_bytes));
+    let mut t = [_mm_setzero_si128(); HPowers::LEN];
+    t[HPowers::COUNT - 1] = h1;
+    // Two independent chains (odd and even powers) halve the latency of the set-up.
+    let h2 = mont_mul(h1, h1);
+    t[HPowers::COUNT - 2] = h2;
+    let (mut odd, mut even) = (h1, h2);
+    for k in (3..=HPowers::COUNT).step_by(2) {
+        odd = mont_mul(odd, h2);
+        even = mont_mul(even, h2);
+        t[HPowers::COUNT - k] = odd;
+        if k < HPowers::COUNT {
+            t[HPowers::COUNT - k - 1] = even;
+        }
+    }
+    HPowers(t)
+}
+
+/// `X` after hashing `data` (zero-padded to whole blocks): 8 blocks per reduction.
+/// `x` and the result are in mirrored form.
+#[target_feature(enable = "pclmulqdq,ssse3")]
+pub(crate) fn update(h: &HPowers, mut x: __m128i, data: &[u8]) -> __m128i {
+    let (blocks, rest) = data.as_chunks::<16>();
+    let mut eights = blocks.chunks_exact(8);
+    for eight in &mut eights {
+        let mut w = Wide::zero();
+        for (j, b) in eight.iter().enumerate() {
+            let mut v = bswap(load16(b));
+            if j == 0 {
+                v = _mm_xor_si128(v, x);
+            }
+            w.mul_add(v, h.0[HPowers::COUNT - 8 + j]);
+        }
+        x = w.reduce();
+    }
+    let tail = eights.remainder();
+    if tail.is_empty() && rest.is_empty() {
+        return x;
+    }
+    let mut last = [0u8; 16];
+    last[..rest.len()].copy_from_slice(rest);
+    let n = tail.len() + usize::from(!rest.is_empty());
+    let mut w = Wide::zero();
+    for j in 0..n {
+        let b = if j < tail.len() { &tail[j] } else { &last };
+        let mut v = bswap(load16(b));
+        if j == 0 {
+            v = _mm_xor_si128(v, x);
+        }
+        w.mul_add(v, h.0[HPowers::COUNT - n + j]);
+    }
+    w.reduce()
+}

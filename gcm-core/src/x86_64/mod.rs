@@ -1,0 +1,217 @@
+//! The x86_64 kernels, and the key material they share.
+//!
+//! All three hardware back ends use one key layout, [`HwKey`]: the AES encryption round
+//! keys and a table of hash-key powers `H^16 ... H^1` (highest first, then three zero
+//! blocks). Highest-first means that a 512-bit load at index `16 - n` yields the powers
+//! that the next `n` blocks are multiplied by, `H^n, H^(n-1), ...`, and the zero blocks
+//! let a partial final vector load past `H^1` without leaving the table. The 256-bit and
+//! 128-bit kernels use the same table (they only ever reach the last 8 entries).
+//!
+//! Whether a kernel may run is proven by a zero-sized token ([`AesNiToken`],
+//! [`Vaes256Token`], [`Vaes512Token`]) that can only be made after the CPU check; the
+//! engine enum stores the token next to the key, and every `unsafe` call into a
+//! `#[target_feature]` function cites it.
+
+use crate::Backend;
+use core::arch::x86_64::__m128i;
+
+pub(crate) mod aes_ni;
+pub(crate) mod aesni_gcm;
+// pub(crate) mod block_cipher;
+pub(crate) mod clmul;
+pub(crate) mod vaes256_gcm;
+pub(crate) mod vaes512_gcm;
+
+macro_rules! token {
+    ($(#[$doc:meta])* $name:ident, $backend:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub(crate) struct $name(());
+
+        impl $name {
+            /// The token, if this CPU has the features; `None` otherwise.
+            pub(crate) fn new() -> Option<Self> {
+                $backend.is_available().then_some(Self(()))
+            }
+        }
+    };
+}
+
+token!(
+    /// Proof that AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are present.
+    AesNiToken,
+    Backend::AesNi
+);
+token!(
+    /// Proof that the `AesNi` features plus AVX2, VAES and VPCLMULQDQ (with YMM state) are present.
+    Vaes256Token,
+    Backend::Vaes256
+);
+token!(
+    /// Proof that the `Vaes256` features plus AVX-512 F/BW/VL (with ZMM state) are present.
+    Vaes512Token,
+    Backend::Vaes512
+);
+
+impl Vaes256Token {
+    /// Every CPU that has the VAES features has the AES-NI ones (the selection requires it).
+    pub(crate) fn aesni(self) -> AesNiToken {
+        AesNiToken(())
+    }
+}
+
+impl Vaes512Token {
+    pub(crate) fn aesni(self) -> AesNiToken {
+        AesNiToken(())
+    }
+    pub(crate) fn vaes256(self) -> Vaes256Token {
+        Vaes256Token(())
+    }
+}
+
+/// AES encryption round keys: `rounds + 1` of them are used (11, 13 or 15).
+#[derive(Clone)]
+pub(crate) struct RoundKeys {
+    pub(crate) rk: [__m128i; 15],
+    pub(crate) rounds: usize,
+}
+
+/// The hash-key powers `H^16 ... H^1` followed by three zero blocks, in the kernels'
+/// representation (byte-reflected and multiplied by `x`; see `clmul`).
+#[derive(Clone)]
+#[repr(C, align(64))]
+pub(crate) struct HPowers(pub(crate) [__m128i; HPowers::LEN]);
+
+impl HPowers {
+    pub(crate) const COUNT: usize = 16;
+    pub(crate) const LEN: usize = Self::COUNT + 3;
+}
+
+/// Everything a hardware GCM kernel needs, made once per key.
+#[derive(Clone)]
+pub(crate) struct HwKey {
+    pub(crate) aes: RoundKeys,
+    pub(crate) h: HPowers,
+}
+
+impl HwKey {
+    /// Expands the AES key and derives the hash-key powers.
+    pub(crate) fn new(key: &[u8], token: AesNiToken) -> Self {
+        // SAFETY: the token proves AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
+        unsafe { Self::new_impl(key, token) }
+    }
+
+    #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+    fn new_impl(key: &[u8], _token: AesNiToken) -> Self {
+        let aes = aes_ni::expand_key(key);
+        let h = aes_ni::encrypt_block(&aes, core::arch::x86_64::_mm_setzero_si128());
+        Self {
+            h: clmul::powers(h),
+            aes,
+        }
+    }
+}
+
+#[cfg(feature = "zeroize")]
+impl Drop for HwKey {
+    fn drop(&mut self) {
+        wipe(&mut self.aes.rk);
+        wipe(&mut self.h.0);
+    }
+}
+
+/// Overwrites key material with zeros in a way the compiler may not elide.
+#[cfg(feature = "zeroize")]
+pub(crate) fn wipe(v: &mut [__m128i]) {
+    use core::arch::x86_64::_mm_setzero_si128;
+    for x in v.iter_mut() {
+        // SAFETY: `x` is a valid, aligned, exclusive reference.
+        unsafe { core::ptr::write_volatile(x, _mm_setzero_si128()) };
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Source and destination of a bulk operation: either the same buffer (in place) or two
+/// buffers that do not overlap, each valid for `len` bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct InOut {
+    pub(crate) src: *const u8,
+    pub(crate) dst: *mut u8,
+    pub(crate) len: usize,
+}
+
+impl InOut {
+    /// # Safety
+    /// `src` must be valid for reads and `dst` for writes of `len` bytes, and either
+    /// `src == dst` or the two ranges must not overlap.
+    pub(crate) unsafe fn new(src: *const u8, dst: *mut u8, len: usize) -> Self {
+        Self { src, dst, len }
+    }
+
+    /// The same buffers from byte `off` on (`off <= len`).
+    pub(crate) fn skip(self, off: usize) -> Self {
+        assert!(off <= self.len);
+        // The pointers stay inside (or one past) their allocations.
+        Self {
+            src: self.src.wrapping_add(off),
+            dst: self.dst.wrapping_add(off),
+            len: self.len - off,
+        }
+    }
+}
+
+/// Loads 16 bytes.
+#[inline(always)]
+pub(crate) fn load16(b: &[u8; 16]) -> __m128i {
+    // SAFETY: `b` is 16 readable bytes; the load is unaligned and needs only SSE2,
+    // which every x86_64 CPU has.
+    unsafe { core::arch::x86_64::_mm_loadu_si128(b.as_ptr().cast()) }
+}
+
+/// Stores 16 bytes.
+#[inline(always)]
+pub(crate) fn store16(b: &mut [u8; 16], v: __m128i) {
+    // SAFETY: `b` is 16 writable bytes; unaligned SSE2 store.
+    unsafe { core::arch::x86_64::_mm_storeu_si128(b.as_mut_ptr().cast(), v) }
+}
+
+/// GHASH from zero over each part, each zero-padded, as a block in byte form (used for
+/// `J0` of nonces that are not 96 bits long).
+pub(crate) fn ghash_parts(h: &HPowers, _token: AesNiToken, parts: &[&[u8]]) -> [u8; 16] {
+    // SAFETY: the token proves PCLMULQDQ and SSSE3.
+    unsafe { ghash_parts_impl(h, parts) }
+}
+
+#[target_feature(enable = "pclmulqdq,ssse3")]
+fn ghash_parts_impl(h: &HPowers, parts: &[&[u8]]) -> [u8; 16] {
+    let mut x = core::arch::x86_64::_mm_setzero_si128();
+    for p in parts {
+        x = clmul::update(h, x, p);
+    }
+    let mut out = [0u8; 16];
+    store16(&mut out, clmul::bswap(x));
+    out
+}
+
+/// Copies `n` bytes of `io`'s input at `off` into the front of `buf`.
+///
+/// # Safety
+/// `off + n <= io.len` and `n <= buf.len()`.
+#[inline(always)]
+pub(crate) unsafe fn read_tail(io: InOut, off: usize, n: usize, buf: &mut [u8]) {
+    debug_assert!(off + n <= io.len && n <= buf.len());
+    // SAFETY: the caller keeps the range inside the input and the buffer; a stack buffer
+    // never overlaps the caller's memory.
+    unsafe { core::ptr::copy_nonoverlapping(io.src.add(off), buf.as_mut_ptr(), n) }
+}
+
+/// Copies the front `n` bytes of `buf` to `io`'s output at `off`.
+///
+/// # Safety
+/// `off + n <= io.len` and `n <= buf.len()`.
+#[inline(always)]
+pub(crate) unsafe fn write_tail(io: InOut, off: usize, n: usize, buf: &[u8]) {
+    debug_assert!(off + n <= io.len && n <= buf.len());
+    // SAFETY: as for `read_tail`.
+    unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), io.dst.add(off), n) }
+}
