@@ -1,23 +1,438 @@
-//! placeholder: forwards to the AES-NI kernel until the VAES kernel lands.
-use super::{HwKey, InOut, Vaes256Token, aesni_gcm};
+//! AES-GCM with VAES and VPCLMULQDQ on 256-bit vectors (AVX2), for CPUs that have the
+//! vector AES and carry-less multiply instructions but not AVX-512 (AMD Zen 3, Intel
+//! Alder Lake and later client parts), or whose OS does not enable AVX-512 state.
+//!
+//! The design is that of the 512-bit kernel (see `vaes512_gcm`) at half the width: each
+//! iteration takes 8 blocks as four 256-bit vectors of two blocks, the AES rounds of the
+//! four counter vectors interleaved with the lane-wise multiplication of 8 ciphertext
+//! blocks by `H^8..H^1`, one reduction per iteration. Without AVX-512 there are no byte
+//! masks and no three-way XOR: the final partial chunk goes through a 128-byte stack
+//! buffer, and XORs come in pairs.
+
+use super::clmul::{self, bswap, bswap_mask};
+use super::{HPowers, HwKey, InOut, Vaes256Token, load16, read_tail, store16, write_tail};
+use core::arch::x86_64::*;
+
+const VECS: usize = 4;
+const CHUNK: usize = 16 * 2 * VECS;
+
+/// Encrypts `io` and returns the full tag.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
 pub(crate) unsafe fn seal(
     key: &HwKey,
-    t: Vaes256Token,
+    _t: Vaes256Token,
     j0: &[u8; 16],
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    unsafe { aesni_gcm::seal(key, t.aesni(), j0, aad, io) }
+    // SAFETY: forwarded contract.
+    unsafe {
+        match key.aes.rounds {
+            10 => gcm::<10, true>(key, j0, aad, io),
+            12 => gcm::<12, true>(key, j0, aad, io),
+            _ => gcm::<14, true>(key, j0, aad, io),
+        }
+    }
 }
+
+/// Decrypts `io` and returns the full tag the ciphertext should carry.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
 pub(crate) unsafe fn open(
     key: &HwKey,
-    t: Vaes256Token,
+    _t: Vaes256Token,
     j0: &[u8; 16],
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    unsafe { aesni_gcm::open(key, t.aesni(), j0, aad, io) }
+    // SAFETY: forwarded contract.
+    unsafe {
+        match key.aes.rounds {
+            10 => gcm::<10, false>(key, j0, aad, io),
+            12 => gcm::<12, false>(key, j0, aad, io),
+            _ => gcm::<14, false>(key, j0, aad, io),
+        }
+    }
 }
-pub(crate) unsafe fn ctr(key: &HwKey, t: Vaes256Token, c: &[u8; 16], io: InOut) {
-    unsafe { aesni_gcm::ctr(key, t.aesni(), c, io) }
+
+/// AES-CTR (32-bit counter) from `counter_block`, no hashing.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
+pub(crate) unsafe fn ctr(key: &HwKey, _t: Vaes256Token, counter_block: &[u8; 16], io: InOut) {
+    let ctr = bswap(load16(counter_block));
+    let x = _mm_setzero_si128();
+    // SAFETY: forwarded contract.
+    unsafe {
+        match key.aes.rounds {
+            10 => bulk::<10, true, false>(key, ctr, x, io),
+            12 => bulk::<12, true, false>(key, ctr, x, io),
+            _ => bulk::<14, true, false>(key, ctr, x, io),
+        };
+    }
+}
+
+/// GHASH of `data` (zero-padded) continuing from `x` (mirrored), 8 blocks per reduction.
+#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
+pub(crate) fn ghash(h: &HPowers, _t: Vaes256Token, mut x: __m128i, data: &[u8]) -> __m128i {
+    let hp = powers8(h);
+    let mut chunks = data.chunks_exact(CHUNK);
+    for chunk in &mut chunks {
+        let v: [__m256i; VECS] = core::array::from_fn(|i| {
+            // SAFETY: `chunk` has CHUNK = 32 * VECS bytes.
+            unsafe { _mm256_loadu_si256(chunk.as_ptr().add(32 * i).cast()) }
+        });
+        x = hash8(&hp, x, &v);
+    }
+    let rest = chunks.remainder();
+    if rest.is_empty() {
+        return x;
+    }
+    let mut buf = [0u8; CHUNK];
+    buf[..rest.len()].copy_from_slice(rest);
+    hash_tail(h, x, &load_buf(&buf), rest.len().div_ceil(16))
+}
+
+#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
+unsafe fn gcm<const NR: usize, const ENC: bool>(
+    key: &HwKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    io: InOut,
+) -> [u8; 16] {
+    let j0 = load16(j0);
+    let tag_mask = encrypt1::<NR>(&key.aes.rk, j0);
+    let x = ghash(&key.h, Vaes256Token(()), _mm_setzero_si128(), aad);
+    let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
+    // SAFETY: forwarded contract.
+    let x = unsafe { bulk::<NR, ENC, true>(key, ctr, x, io) };
+    let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
+    let s = clmul::mont_mul(_mm_xor_si128(x, lens), key.h.0[HPowers::COUNT - 1]);
+    let mut tag = [0u8; 16];
+    store16(&mut tag, _mm_xor_si128(bswap(s), tag_mask));
+    tag
+}
+
+#[inline]
+#[target_feature(enable = "aes,sse2")]
+fn encrypt1<const NR: usize>(rk: &[__m128i; 15], b: __m128i) -> __m128i {
+    let mut s = _mm_xor_si128(b, rk[0]);
+    for k in &rk[1..NR] {
+        s = _mm_aesenc_si128(s, *k);
+    }
+    _mm_aesenclast_si128(s, rk[NR])
+}
+
+/// An unreduced sum of lane-wise products.
+#[derive(Clone, Copy)]
+struct Wide {
+    lo: __m256i,
+    mi: __m256i,
+    hi: __m256i,
+}
+
+impl Wide {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn zero() -> Self {
+        let z = _mm256_setzero_si256();
+        Self {
+            lo: z,
+            mi: z,
+            hi: z,
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,vpclmulqdq")]
+    fn mul_add(&mut self, a: __m256i, b: __m256i) {
+        self.lo = _mm256_xor_si256(self.lo, _mm256_clmulepi64_epi128::<0x00>(a, b));
+        self.hi = _mm256_xor_si256(self.hi, _mm256_clmulepi64_epi128::<0x11>(a, b));
+        let m = _mm256_xor_si256(
+            _mm256_clmulepi64_epi128::<0x01>(a, b),
+            _mm256_clmulepi64_epi128::<0x10>(a, b),
+        );
+        self.mi = _mm256_xor_si256(self.mi, m);
+    }
+
+    /// Reduces both lanes, then sums them.
+    #[inline]
+    #[target_feature(enable = "avx2,vpclmulqdq")]
+    fn reduce(self) -> __m128i {
+        let c = _mm256_set1_epi64x(0xC200_0000_0000_0000_u64 as i64);
+        let mi = _mm256_xor_si256(
+            _mm256_xor_si256(self.mi, _mm256_shuffle_epi32::<0x4e>(self.lo)),
+            _mm256_clmulepi64_epi128::<0x00>(self.lo, c),
+        );
+        let r = _mm256_xor_si256(
+            _mm256_xor_si256(self.hi, _mm256_shuffle_epi32::<0x4e>(mi)),
+            _mm256_clmulepi64_epi128::<0x00>(mi, c),
+        );
+        _mm_xor_si128(_mm256_castsi256_si128(r), _mm256_extracti128_si256::<1>(r))
+    }
+}
+
+/// `H^8 H^7`, `H^6 H^5`, `H^4 H^3`, `H^2 H^1`.
+#[inline]
+#[target_feature(enable = "avx")]
+fn powers8(h: &HPowers) -> [__m256i; VECS] {
+    // SAFETY: indices 8..16 of a 19-entry table, four 32-byte loads.
+    core::array::from_fn(|i| unsafe { _mm256_loadu_si256(h.0.as_ptr().add(8 + 2 * i).cast()) })
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn bswap256(v: __m256i) -> __m256i {
+    _mm256_shuffle_epi8(v, _mm256_broadcastsi128_si256(bswap_mask()))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn with_x(d: __m256i, x: __m128i) -> __m256i {
+    _mm256_xor_si256(d, _mm256_zextsi128_si256(x))
+}
+
+/// GHASH of 8 blocks in byte form continuing from `x`, one reduction.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+fn hash8(hp: &[__m256i; VECS], x: __m128i, v: &[__m256i; VECS]) -> __m128i {
+    let mut w = Wide::zero();
+    for i in 0..VECS {
+        let mut d = bswap256(v[i]);
+        if i == 0 {
+            d = with_x(d, x);
+        }
+        w.mul_add(d, hp[i]);
+    }
+    w.reduce()
+}
+
+/// GHASH of the first `n` (1..=8) blocks of `v` (byte form, zero beyond the data).
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+fn hash_tail(h: &HPowers, x: __m128i, v: &[__m256i; VECS], n: usize) -> __m128i {
+    debug_assert!((1..=8).contains(&n));
+    let first = HPowers::COUNT - n;
+    let mut w = Wide::zero();
+    for i in 0..n.div_ceil(2) {
+        // SAFETY: `first + 2i + 1 <= 16 < HPowers::LEN` for every vector that holds data.
+        let hp = unsafe { _mm256_loadu_si256(h.0.as_ptr().add(first + 2 * i).cast()) };
+        let mut d = bswap256(v[i]);
+        if i == 0 {
+            d = with_x(d, x);
+        }
+        w.mul_add(d, hp);
+    }
+    w.reduce()
+}
+
+#[inline]
+#[target_feature(enable = "avx")]
+fn load_buf(buf: &[u8; CHUNK]) -> [__m256i; VECS] {
+    // SAFETY: four 32-byte loads inside a CHUNK-byte array.
+    core::array::from_fn(|i| unsafe { _mm256_loadu_si256(buf.as_ptr().add(32 * i).cast()) })
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn inc(k: i32) -> __m256i {
+    _mm256_set_epi32(0, 0, 0, k, 0, 0, 0, k)
+}
+
+/// Counter vectors `ctr + 2i` (`ctr` holds two consecutive counters), byte order
+/// restored and whitened with round key 0.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn counters<const N: usize>(ctr: __m256i, rk0: __m256i) -> [__m256i; N] {
+    core::array::from_fn(|i| {
+        _mm256_xor_si256(bswap256(_mm256_add_epi32(ctr, inc(2 * i as i32))), rk0)
+    })
+}
+
+/// Rounds 1 to NR of `s`, XORed with `input` in the last round; with `HASH`, the
+/// products of `hash_in` and `hp` accumulated between the first rounds.
+#[inline]
+#[target_feature(enable = "vaes,vpclmulqdq,avx2")]
+fn stitched<const NR: usize, const HASH: bool, const N: usize>(
+    rk: &[__m256i; 15],
+    mut s: [__m256i; N],
+    input: &[__m256i; N],
+    hash_in: &[__m256i; VECS],
+    hp: &[__m256i; VECS],
+) -> ([__m256i; N], Wide) {
+    let mut w = Wide::zero();
+    for r in 1..NR {
+        for b in s.iter_mut() {
+            *b = _mm256_aesenc_epi128(*b, rk[r]);
+        }
+        if HASH && r <= VECS {
+            w.mul_add(hash_in[r - 1], hp[r - 1]);
+        }
+    }
+    for (b, i) in s.iter_mut().zip(input) {
+        *b = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(rk[NR], *i));
+    }
+    (s, w)
+}
+
+/// # Safety
+/// `off + CHUNK <= io.len`.
+#[inline(always)]
+unsafe fn load4(io: InOut, off: usize) -> [__m256i; VECS] {
+    // SAFETY: the caller keeps `off + CHUNK` inside the input.
+    core::array::from_fn(|i| unsafe { _mm256_loadu_si256(io.src.add(off + 32 * i).cast()) })
+}
+
+/// # Safety
+/// `off + CHUNK <= io.len`.
+#[inline(always)]
+unsafe fn store4(io: InOut, off: usize, v: &[__m256i; VECS]) {
+    for (i, b) in v.iter().enumerate() {
+        // SAFETY: the caller keeps `off + CHUNK` inside the output.
+        unsafe { _mm256_storeu_si256(io.dst.add(off + 32 * i).cast(), *b) };
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn hash_input(v: &[__m256i; VECS], x: __m128i) -> [__m256i; VECS] {
+    let mut d = v.map(|b| bswap256(b));
+    d[0] = with_x(d[0], x);
+    d
+}
+
+/// CTR over all of `io` from the byte-reversed counter `ctr`; with `HASH`, GHASH of the
+/// ciphertext (output if `ENC`, input otherwise) continuing from `x`.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
+unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
+    key: &HwKey,
+    ctr: __m128i,
+    mut x: __m128i,
+    io: InOut,
+) -> __m128i {
+    let mut rk = [_mm256_setzero_si256(); 15];
+    for i in 0..=NR {
+        rk[i] = _mm256_broadcastsi128_si256(key.aes.rk[i]);
+    }
+    let hp = powers8(&key.h);
+    let step = inc(8);
+    let mut ctr = _mm256_add_epi32(
+        _mm256_broadcastsi128_si256(ctr),
+        _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0),
+    );
+    let none = [_mm256_setzero_si256(); VECS];
+    let mut off = 0;
+
+    if ENC && HASH {
+        if io.len >= CHUNK {
+            // SAFETY: `CHUNK <= io.len`.
+            let input = unsafe { load4(io, 0) };
+            let (mut pending, _) =
+                stitched::<NR, false, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &hp);
+            // SAFETY: as above.
+            unsafe { store4(io, 0, &pending) };
+            ctr = _mm256_add_epi32(ctr, step);
+            off = CHUNK;
+            while off + CHUNK <= io.len {
+                let hash_in = hash_input(&pending, x);
+                // SAFETY: `off + CHUNK <= io.len`.
+                let input = unsafe { load4(io, off) };
+                let (out, w) =
+                    stitched::<NR, true, VECS>(&rk, counters(ctr, rk[0]), &input, &hash_in, &hp);
+                // SAFETY: as above.
+                unsafe { store4(io, off, &out) };
+                x = w.reduce();
+                ctr = _mm256_add_epi32(ctr, step);
+                off += CHUNK;
+                pending = out;
+            }
+            x = hash8(&hp, x, &pending);
+        }
+    } else {
+        while off + CHUNK <= io.len {
+            // SAFETY: `off + CHUNK <= io.len`.
+            let input = unsafe { load4(io, off) };
+            let (out, w) = if HASH {
+                let hash_in = hash_input(&input, x);
+                stitched::<NR, true, VECS>(&rk, counters(ctr, rk[0]), &input, &hash_in, &hp)
+            } else {
+                stitched::<NR, false, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &hp)
+            };
+            // SAFETY: as above.
+            unsafe { store4(io, off, &out) };
+            if HASH {
+                x = w.reduce();
+            }
+            ctr = _mm256_add_epi32(ctr, step);
+            off += CHUNK;
+        }
+    }
+
+    let rem = io.len - off;
+    if rem == 0 {
+        return x;
+    }
+    let mut buf = [0u8; CHUNK];
+    // SAFETY: `off + rem == io.len` and `rem < CHUNK`.
+    unsafe { read_tail(io, off, rem, &mut buf) };
+    let input = load_buf(&buf);
+    let n = rem.div_ceil(16);
+    if HASH && !ENC {
+        x = hash_tail(&key.h, x, &input, n);
+    }
+    let out: [__m256i; VECS] = match n.div_ceil(2) {
+        1 => {
+            widen(stitched::<NR, false, 1>(&rk, counters(ctr, rk[0]), &[input[0]], &none, &none).0)
+        }
+        2 => widen(
+            stitched::<NR, false, 2>(
+                &rk,
+                counters(ctr, rk[0]),
+                &[input[0], input[1]],
+                &none,
+                &none,
+            )
+            .0,
+        ),
+        3 => widen(
+            stitched::<NR, false, 3>(
+                &rk,
+                counters(ctr, rk[0]),
+                &[input[0], input[1], input[2]],
+                &none,
+                &none,
+            )
+            .0,
+        ),
+        _ => stitched::<NR, false, 4>(&rk, counters(ctr, rk[0]), &input, &none, &none).0,
+    };
+    for (i, v) in out.iter().enumerate() {
+        // SAFETY: four 32-byte stores inside a CHUNK-byte array.
+        unsafe { _mm256_storeu_si256(buf.as_mut_ptr().add(32 * i).cast(), *v) };
+    }
+    // SAFETY: as for `read_tail`.
+    unsafe { write_tail(io, off, rem, &buf) };
+    if HASH && ENC {
+        // Keystream beyond the message is not ciphertext: GHASH pads with zeros.
+        buf[rem..].fill(0);
+        x = hash_tail(&key.h, x, &load_buf(&buf), n);
+    }
+    x
+}
+
+#[inline(always)]
+fn widen<const N: usize>(v: [__m256i; N]) -> [__m256i; VECS] {
+    // SAFETY: an all-zero bit pattern is a valid __m256i.
+    let mut out = [unsafe { core::mem::zeroed::<__m256i>() }; VECS];
+    out[..N].copy_from_slice(&v);
+    out
 }

@@ -1,23 +1,541 @@
-//! placeholder: forwards to the AES-NI kernel until the VAES kernel lands.
-use super::{HwKey, InOut, Vaes512Token, aesni_gcm};
+//! AES-GCM with VAES and VPCLMULQDQ on 512-bit vectors (AVX-512 F/BW/VL).
+//!
+//! # The bulk loop
+//!
+//! Each iteration takes 16 blocks as four 512-bit vectors of four blocks. The AES rounds
+//! of the four counter vectors are interleaved with the GHASH of 16 ciphertext blocks:
+//! after each of the first four rounds, one vector of ciphertext is multiplied lane by
+//! lane with `H^16..H^13`, `H^12..H^9`, `H^8..H^5` or `H^4..H^1` (the key's power table is
+//! laid out highest first so these are four plain loads), and the products of all 16
+//! blocks are summed unreduced and reduced once per iteration. VAES runs on the vector
+//! ALU ports and VPCLMULQDQ on the shuffle port, so with the work interleaved the AES
+//! units, which set the speed limit, stay busy. Decryption hashes the ciphertext it is
+//! about to decrypt; encryption hashes the output of the previous iteration and the last
+//! 16 blocks after the loop.
+//!
+//! Reduction happens in all four lanes at once (two multiplies, two shuffles, two
+//! three-way XORs, see `clmul` for the algebra), after which the four lanes are XORed into
+//! one 128-bit value: linearity lets the lane sum wait until after the reduction.
+//!
+//! # Counters
+//!
+//! Counters are kept byte-reversed so that the 32-bit block counter of each lane is its
+//! lowest dword: `VPADDD` then increments all four lanes, with GCM's wrap modulo 2^32.
+//! One `VPSHUFB` per vector restores the byte order, and the XOR with round key 0 follows.
+//! The last round takes `round key ^ input` as its key, which yields `E(ctr) ^ input`
+//! directly.
+//!
+//! # Tails and associated data
+//!
+//! Fewer than 16 blocks at the end are loaded and stored with byte masks (no copies, no
+//! byte loops): up to four vectors, the last one partial, each block multiplied by its own
+//! power `H^n ... H^1` with a single reduction. Masked-off bytes load as zero, which is
+//! exactly GHASH's padding; on encryption the keystream beyond the message is masked off
+//! before hashing. The associated data goes through the same 16-blocks-per-reduction
+//! loop and masked tail, without the AES.
+
+use super::clmul::{self, bswap, bswap_mask};
+use super::{HPowers, HwKey, InOut, Vaes512Token, load16, store16};
+use core::arch::x86_64::*;
+
+const VECS: usize = 4;
+const CHUNK: usize = 16 * 4 * VECS;
+
+/// Encrypts `io` and returns the full tag.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(
+    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
+)]
 pub(crate) unsafe fn seal(
     key: &HwKey,
-    t: Vaes512Token,
+    _t: Vaes512Token,
     j0: &[u8; 16],
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    unsafe { aesni_gcm::seal(key, t.aesni(), j0, aad, io) }
+    // SAFETY: forwarded contract.
+    unsafe {
+        match key.aes.rounds {
+            10 => gcm::<10, true>(key, j0, aad, io),
+            12 => gcm::<12, true>(key, j0, aad, io),
+            _ => gcm::<14, true>(key, j0, aad, io),
+        }
+    }
 }
+
+/// Decrypts `io` and returns the full tag the ciphertext should carry.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(
+    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
+)]
 pub(crate) unsafe fn open(
     key: &HwKey,
-    t: Vaes512Token,
+    _t: Vaes512Token,
     j0: &[u8; 16],
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    unsafe { aesni_gcm::open(key, t.aesni(), j0, aad, io) }
+    // SAFETY: forwarded contract.
+    unsafe {
+        match key.aes.rounds {
+            10 => gcm::<10, false>(key, j0, aad, io),
+            12 => gcm::<12, false>(key, j0, aad, io),
+            _ => gcm::<14, false>(key, j0, aad, io),
+        }
+    }
 }
-pub(crate) unsafe fn ctr(key: &HwKey, t: Vaes512Token, c: &[u8; 16], io: InOut) {
-    unsafe { aesni_gcm::ctr(key, t.aesni(), c, io) }
+
+/// AES-CTR (32-bit counter) from `counter_block`, no hashing: the same loop as `seal`
+/// without GHASH, i.e. the speed limit of the AES units.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(
+    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
+)]
+pub(crate) unsafe fn ctr(key: &HwKey, _t: Vaes512Token, counter_block: &[u8; 16], io: InOut) {
+    let ctr = bswap(load16(counter_block));
+    let x = _mm_setzero_si128();
+    // SAFETY: forwarded contract.
+    unsafe {
+        match key.aes.rounds {
+            10 => bulk::<10, true, false>(key, ctr, x, io),
+            12 => bulk::<12, true, false>(key, ctr, x, io),
+            _ => bulk::<14, true, false>(key, ctr, x, io),
+        };
+    }
+}
+
+/// GHASH of `data` (zero-padded) continuing from `x` (mirrored form), 16 blocks per
+/// reduction.
+#[target_feature(
+    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
+)]
+pub(crate) fn ghash(h: &HPowers, _t: Vaes512Token, mut x: __m128i, data: &[u8]) -> __m128i {
+    let hp = powers16(h);
+    let mut chunks = data.chunks_exact(CHUNK);
+    for chunk in &mut chunks {
+        let v: [__m512i; VECS] = core::array::from_fn(|i| {
+            // SAFETY: `chunk` has CHUNK = 64 * VECS bytes.
+            unsafe { _mm512_loadu_si512(chunk.as_ptr().add(64 * i).cast()) }
+        });
+        x = hash16(&hp, x, &v);
+    }
+    let rest = chunks.remainder();
+    if rest.is_empty() {
+        return x;
+    }
+    let mut v = [_mm512_setzero_si512(); VECS];
+    for (i, vi) in v.iter_mut().enumerate() {
+        let m = byte_mask(rest.len(), i);
+        if m != 0 {
+            // SAFETY: the mask covers only bytes inside `rest`; masked-off bytes are not
+            // accessed (AVX-512 suppresses faults on them) and the pointer is not
+            // dereferenced past the slice.
+            *vi = unsafe { _mm512_maskz_loadu_epi8(m, rest.as_ptr().wrapping_add(64 * i).cast()) };
+        }
+    }
+    hash_tail(h, x, &v, rest.len().div_ceil(16))
+}
+
+#[target_feature(
+    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
+)]
+unsafe fn gcm<const NR: usize, const ENC: bool>(
+    key: &HwKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    io: InOut,
+) -> [u8; 16] {
+    let j0 = load16(j0);
+    // E(J0) is independent of everything else; out-of-order execution overlaps it.
+    let tag_mask = encrypt1::<NR>(&key.aes.rk, j0);
+    // SAFETY: the caller's token proved the features `ghash` is compiled for.
+    let x = ghash(&key.h, token(), _mm_setzero_si128(), aad);
+    let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
+    // SAFETY: forwarded contract.
+    let x = unsafe { bulk::<NR, ENC, true>(key, ctr, x, io) };
+    let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
+    let s = clmul::mont_mul(_mm_xor_si128(x, lens), key.h.0[HPowers::COUNT - 1]);
+    let mut tag = [0u8; 16];
+    store16(&mut tag, _mm_xor_si128(bswap(s), tag_mask));
+    tag
+}
+
+/// A token for calls between functions compiled for the same features. Only reachable
+/// from code that already holds a `Vaes512Token` (every caller is `#[target_feature]` for
+/// the same set and was entered through one).
+#[inline(always)]
+fn token() -> Vaes512Token {
+    Vaes512Token(())
+}
+
+#[inline]
+#[target_feature(enable = "aes,sse2")]
+fn encrypt1<const NR: usize>(rk: &[__m128i; 15], b: __m128i) -> __m128i {
+    let mut s = _mm_xor_si128(b, rk[0]);
+    for k in &rk[1..NR] {
+        s = _mm_aesenc_si128(s, *k);
+    }
+    _mm_aesenclast_si128(s, rk[NR])
+}
+
+/// The mask of the bytes of vector `i` that lie inside the first `len` bytes.
+#[inline(always)]
+fn byte_mask(len: usize, i: usize) -> __mmask64 {
+    let left = len.saturating_sub(64 * i);
+    if left >= 64 { !0 } else { (1u64 << left) - 1 }
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn xor3(a: __m512i, b: __m512i, c: __m512i) -> __m512i {
+    _mm512_ternarylogic_epi64::<0x96>(a, b, c)
+}
+
+/// An unreduced sum of lane-wise products.
+#[derive(Clone, Copy)]
+struct Wide {
+    lo: __m512i,
+    mi: __m512i,
+    hi: __m512i,
+}
+
+impl Wide {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn zero() -> Self {
+        let z = _mm512_setzero_si512();
+        Self {
+            lo: z,
+            mi: z,
+            hi: z,
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,vpclmulqdq")]
+    fn mul_add(&mut self, a: __m512i, b: __m512i) {
+        self.lo = _mm512_xor_si512(self.lo, _mm512_clmulepi64_epi128::<0x00>(a, b));
+        self.hi = _mm512_xor_si512(self.hi, _mm512_clmulepi64_epi128::<0x11>(a, b));
+        self.mi = xor3(
+            self.mi,
+            _mm512_clmulepi64_epi128::<0x01>(a, b),
+            _mm512_clmulepi64_epi128::<0x10>(a, b),
+        );
+    }
+
+    /// Reduces every lane, then sums the lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f,vpclmulqdq,avx2")]
+    fn reduce(self) -> __m128i {
+        let c = _mm512_set1_epi64(0xC200_0000_0000_0000_u64 as i64);
+        let mi = xor3(
+            self.mi,
+            _mm512_shuffle_epi32::<0x4e>(self.lo),
+            _mm512_clmulepi64_epi128::<0x00>(self.lo, c),
+        );
+        let r = xor3(
+            self.hi,
+            _mm512_shuffle_epi32::<0x4e>(mi),
+            _mm512_clmulepi64_epi128::<0x00>(mi, c),
+        );
+        let r256 = _mm256_xor_si256(_mm512_castsi512_si256(r), _mm512_extracti64x4_epi64::<1>(r));
+        _mm_xor_si128(
+            _mm256_castsi256_si128(r256),
+            _mm256_extracti128_si256::<1>(r256),
+        )
+    }
+}
+
+/// `H^16..H^13`, `H^12..H^9`, `H^8..H^5`, `H^4..H^1`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn powers16(h: &HPowers) -> [__m512i; VECS] {
+    // SAFETY: indices 0..16 of a 19-entry table, four 64-byte loads.
+    core::array::from_fn(|i| unsafe { _mm512_loadu_si512(h.0.as_ptr().add(4 * i).cast()) })
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn bswap512(v: __m512i) -> __m512i {
+    _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(bswap_mask()))
+}
+
+/// GHASH of 16 blocks in byte form continuing from `x`, one reduction.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,avx2")]
+fn hash16(hp: &[__m512i; VECS], x: __m128i, v: &[__m512i; VECS]) -> __m128i {
+    let mut w = Wide::zero();
+    for i in 0..VECS {
+        let mut d = bswap512(v[i]);
+        if i == 0 {
+            d = _mm512_xor_si512(d, _mm512_zextsi128_si512(x));
+        }
+        w.mul_add(d, hp[i]);
+    }
+    w.reduce()
+}
+
+/// GHASH of the first `n` (1..=16) blocks of `v` (byte form, zero beyond the data)
+/// continuing from `x`: block `j` times `H^(n-j)`, one reduction.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,avx2")]
+fn hash_tail(h: &HPowers, x: __m128i, v: &[__m512i; VECS], n: usize) -> __m128i {
+    debug_assert!((1..=16).contains(&n));
+    let first = HPowers::COUNT - n;
+    let mut w = Wide::zero();
+    for i in 0..n.div_ceil(4) {
+        // SAFETY: `first + 4i + 3 <= 18 < HPowers::LEN` for every vector that holds data;
+        // lanes past the data multiply zero blocks by the padding or spare powers.
+        let hp = unsafe { _mm512_loadu_si512(h.0.as_ptr().add(first + 4 * i).cast()) };
+        let mut d = bswap512(v[i]);
+        if i == 0 {
+            d = _mm512_xor_si512(d, _mm512_zextsi128_si512(x));
+        }
+        w.mul_add(d, hp);
+    }
+    w.reduce()
+}
+
+/// Round keys broadcast to all four lanes.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn broadcast_keys<const NR: usize>(rk: &[__m128i; 15]) -> [__m512i; 15] {
+    let mut k = [_mm512_setzero_si512(); 15];
+    for i in 0..=NR {
+        k[i] = _mm512_broadcast_i32x4(rk[i]);
+    }
+    k
+}
+
+/// Counter vectors `ctr + 4i` for `i < N` (`ctr` holds four consecutive counters), byte
+/// order restored and whitened with round key 0.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn counters<const N: usize>(ctr: __m512i, rk0: __m512i) -> [__m512i; N] {
+    core::array::from_fn(|i| {
+        _mm512_xor_si512(bswap512(_mm512_add_epi32(ctr, inc(4 * i as i32))), rk0)
+    })
+}
+
+/// `k` in the counter dword of every lane.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn inc(k: i32) -> __m512i {
+    _mm512_set_epi32(0, 0, 0, k, 0, 0, 0, k, 0, 0, 0, k, 0, 0, 0, k)
+}
+
+/// Rounds 1 to NR of `s` (whitened counters), XORed with `input` in the last round; with
+/// `HASH`, the products of `hash_in` (mirrored, `X` in block 0) and `hp` accumulated
+/// between the first rounds.
+#[inline]
+#[target_feature(enable = "vaes,vpclmulqdq,avx512f,avx2")]
+fn stitched<const NR: usize, const HASH: bool, const N: usize>(
+    rk: &[__m512i; 15],
+    mut s: [__m512i; N],
+    input: &[__m512i; N],
+    hash_in: &[__m512i; VECS],
+    hp: &[__m512i; VECS],
+) -> ([__m512i; N], Wide) {
+    let mut w = Wide::zero();
+    for r in 1..NR {
+        for b in s.iter_mut() {
+            *b = _mm512_aesenc_epi128(*b, rk[r]);
+        }
+        if HASH && r <= VECS {
+            w.mul_add(hash_in[r - 1], hp[r - 1]);
+        }
+    }
+    for (b, i) in s.iter_mut().zip(input) {
+        *b = _mm512_aesenclast_epi128(*b, _mm512_xor_si512(rk[NR], *i));
+    }
+    (s, w)
+}
+
+/// # Safety
+/// `off + CHUNK <= io.len`.
+#[inline(always)]
+unsafe fn load4(io: InOut, off: usize) -> [__m512i; VECS] {
+    // SAFETY: the caller keeps `off + CHUNK` inside the input.
+    core::array::from_fn(|i| unsafe { _mm512_loadu_si512(io.src.add(off + 64 * i).cast()) })
+}
+
+/// # Safety
+/// `off + CHUNK <= io.len`.
+#[inline(always)]
+unsafe fn store4(io: InOut, off: usize, v: &[__m512i; VECS]) {
+    for (i, b) in v.iter().enumerate() {
+        // SAFETY: the caller keeps `off + CHUNK` inside the output.
+        unsafe { _mm512_storeu_si512(io.dst.add(off + 64 * i).cast(), *b) };
+    }
+}
+
+/// Mirrored copies of `v` with `x` added to block 0: the GHASH input of one iteration.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn hash_input(v: &[__m512i; VECS], x: __m128i) -> [__m512i; VECS] {
+    let mut d = v.map(|b| bswap512(b));
+    d[0] = _mm512_xor_si512(d[0], _mm512_zextsi128_si512(x));
+    d
+}
+
+/// CTR over all of `io` from the byte-reversed counter `ctr`; with `HASH`, GHASH of the
+/// ciphertext (output if `ENC`, input otherwise) continuing from `x`.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(
+    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
+)]
+unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
+    key: &HwKey,
+    ctr: __m128i,
+    mut x: __m128i,
+    io: InOut,
+) -> __m128i {
+    let rk = broadcast_keys::<NR>(&key.aes.rk);
+    let hp = powers16(&key.h);
+    let step = inc(16);
+    let mut ctr = _mm512_add_epi32(
+        _mm512_broadcast_i32x4(ctr),
+        _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
+    );
+    let none = [_mm512_setzero_si512(); VECS];
+    let mut off = 0;
+
+    if ENC && HASH {
+        if io.len >= CHUNK {
+            // SAFETY: `CHUNK <= io.len`.
+            let input = unsafe { load4(io, 0) };
+            let (mut pending, _) =
+                stitched::<NR, false, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &hp);
+            // SAFETY: as above.
+            unsafe { store4(io, 0, &pending) };
+            ctr = _mm512_add_epi32(ctr, step);
+            off = CHUNK;
+            while off + CHUNK <= io.len {
+                let hash_in = hash_input(&pending, x);
+                // SAFETY: `off + CHUNK <= io.len`.
+                let input = unsafe { load4(io, off) };
+                let (out, w) =
+                    stitched::<NR, true, VECS>(&rk, counters(ctr, rk[0]), &input, &hash_in, &hp);
+                // SAFETY: as above.
+                unsafe { store4(io, off, &out) };
+                x = w.reduce();
+                ctr = _mm512_add_epi32(ctr, step);
+                off += CHUNK;
+                pending = out;
+            }
+            x = hash16(&hp, x, &pending);
+        }
+    } else {
+        while off + CHUNK <= io.len {
+            // SAFETY: `off + CHUNK <= io.len`.
+            let input = unsafe { load4(io, off) };
+            let (out, w) = if HASH {
+                let hash_in = hash_input(&input, x);
+                stitched::<NR, true, VECS>(&rk, counters(ctr, rk[0]), &input, &hash_in, &hp)
+            } else {
+                stitched::<NR, false, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &hp)
+            };
+            // SAFETY: as above.
+            unsafe { store4(io, off, &out) };
+            if HASH {
+                x = w.reduce();
+            }
+            ctr = _mm512_add_epi32(ctr, step);
+            off += CHUNK;
+        }
+    }
+
+    let rem = io.len - off;
+    if rem == 0 {
+        return x;
+    }
+    // SAFETY: `off + rem == io.len`.
+    unsafe { tail::<NR, ENC, HASH>(&key.h, &rk, ctr, x, io.skip(off), rem) }
+}
+
+/// The last `rem` (1..256) bytes, with byte-masked loads and stores.
+///
+/// # Safety
+/// `io.len == rem`, and `io` satisfies the contract of [`InOut::new`].
+#[inline]
+#[target_feature(
+    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
+)]
+unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
+    h: &HPowers,
+    rk: &[__m512i; 15],
+    ctr: __m512i,
+    mut x: __m128i,
+    io: InOut,
+    rem: usize,
+) -> __m128i {
+    let masks: [__mmask64; VECS] = core::array::from_fn(|i| byte_mask(rem, i));
+    let input: [__m512i; VECS] = core::array::from_fn(|i| {
+        if masks[i] == 0 {
+            return _mm512_setzero_si512();
+        }
+        // SAFETY: the mask selects only bytes below `rem`, inside the input; masked-off
+        // bytes are neither read nor faulted on.
+        unsafe { _mm512_maskz_loadu_epi8(masks[i], io.src.wrapping_add(64 * i).cast()) }
+    });
+    let n = rem.div_ceil(16);
+    if HASH && !ENC {
+        x = hash_tail(h, x, &input, n);
+    }
+    // Only as many vectors as hold data go through AES: short messages pay for one.
+    let none = [_mm512_setzero_si512(); VECS];
+    let out: [__m512i; VECS] = match n.div_ceil(4) {
+        1 => widen(stitched::<NR, false, 1>(rk, counters(ctr, rk[0]), &[input[0]], &none, &none).0),
+        2 => widen(
+            stitched::<NR, false, 2>(
+                rk,
+                counters(ctr, rk[0]),
+                &[input[0], input[1]],
+                &none,
+                &none,
+            )
+            .0,
+        ),
+        3 => widen(
+            stitched::<NR, false, 3>(
+                rk,
+                counters(ctr, rk[0]),
+                &[input[0], input[1], input[2]],
+                &none,
+                &none,
+            )
+            .0,
+        ),
+        _ => stitched::<NR, false, 4>(rk, counters(ctr, rk[0]), &input, &none, &none).0,
+    };
+    for i in 0..VECS {
+        if masks[i] != 0 {
+            // SAFETY: as for the loads, on the output.
+            unsafe {
+                _mm512_mask_storeu_epi8(io.dst.wrapping_add(64 * i).cast(), masks[i], out[i])
+            };
+        }
+    }
+    if HASH && ENC {
+        // Keystream beyond the message is not ciphertext: mask it off before hashing.
+        let ct: [__m512i; VECS] = core::array::from_fn(|i| _mm512_maskz_mov_epi8(masks[i], out[i]));
+        x = hash_tail(h, x, &ct, n);
+    }
+    x
+}
+
+#[inline(always)]
+fn widen<const N: usize>(v: [__m512i; N]) -> [__m512i; VECS] {
+    // SAFETY: an all-zero bit pattern is a valid __m512i.
+    let mut out = [unsafe { core::mem::zeroed::<__m512i>() }; VECS];
+    out[..N].copy_from_slice(&v);
+    out
 }
