@@ -39,13 +39,15 @@
 #[cfg(feature = "std")]
 extern crate std;
 
-// pub mod aes;
+#[allow(unsafe_code)] // the dispatch calls `#[target_feature]` entry points
+pub mod aes;
 mod backend;
 mod cpu;
 mod error;
 #[allow(unsafe_code)] // the dispatch calls `#[target_feature]` kernels
 mod gcm;
-// pub mod ghash;
+#[allow(unsafe_code)] // the dispatch calls `#[target_feature]` kernels
+pub mod ghash;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]

@@ -147,12 +147,8 @@ fn stitched<const NR: usize, const HASH: bool>(
             w.mul_add(hash_in[r - 1], h.0[HPowers::COUNT - BLOCKS + r - 1]);
         }
     }
-    if HASH && NR - 1 < BLOCKS {
-        // Not reached for AES (NR >= 10), kept so the loop above cannot silently drop blocks.
-        for j in NR - 1..BLOCKS {
-            w.mul_add(hash_in[j], h.0[HPowers::COUNT - BLOCKS + j]);
-        }
-    }
+    // AES has at least 10 rounds, so all 8 blocks were hashed above.
+    const { assert!(NR > BLOCKS) };
     for (b, i) in s.iter_mut().zip(input) {
         *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], *i));
     }
