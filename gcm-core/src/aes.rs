@@ -105,6 +105,19 @@ macro_rules! aes_type {
                 Ok(Self { engine })
             }
 
+            /// Moves the encryption schedule into a GCM engine on the same back end.
+            pub(crate) fn into_gcm_engine(self) -> crate::gcm::Engine {
+                match self.engine {
+                    #[cfg(target_arch = "x86_64")]
+                    Engine::Vaes512(k, t) => crate::gcm::Engine::vaes512(k.enc.clone(), t),
+                    #[cfg(target_arch = "x86_64")]
+                    Engine::Vaes256(k, t) => crate::gcm::Engine::vaes256(k.enc.clone(), t),
+                    #[cfg(target_arch = "x86_64")]
+                    Engine::AesNi(k, t) => crate::gcm::Engine::aesni(k.enc.clone(), t),
+                    Engine::Portable(c) => crate::gcm::Engine::portable(c.into()),
+                }
+            }
+
             /// The back end this cipher runs on.
             pub fn backend(&self) -> Backend {
                 match self.engine {

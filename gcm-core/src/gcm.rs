@@ -34,7 +34,7 @@ pub struct GcmKey {
 /// The back end with its key material. Each hardware variant carries the token that
 /// proves its CPU features were checked when the key was made.
 #[derive(Clone)]
-enum Engine {
+pub(crate) enum Engine {
     #[cfg(target_arch = "x86_64")]
     Vaes512(HwKey, Vaes512Token),
     #[cfg(target_arch = "x86_64")]
@@ -267,6 +267,53 @@ impl GcmKey {
             Engine::AesNi(k, t) => crate::x86_64::ghash_parts(&k.h, *t, &[nonce, &lens]),
             Engine::Portable(k) => k.ghash(&[nonce, &lens]),
         }
+    }
+}
+
+macro_rules! from_ciphers {
+    ($($ours:ident, $theirs:ident, $variant:ident, $len:literal;)*) => {$(
+        /// Takes over the key schedule of this crate's AES type: same back end, no second
+        /// expansion (the decryption schedule is dropped).
+        impl From<crate::aes::$ours> for GcmKey {
+            fn from(cipher: crate::aes::$ours) -> Self {
+                Self { engine: cipher.into_gcm_engine(), key_len: $len }
+            }
+        }
+
+        /// Keeps the RustCrypto cipher as it is. Its round keys are private, so this key
+        /// runs on the portable back end; build from the raw key for the fast kernels.
+        impl From<aes::$theirs> for GcmKey {
+            fn from(cipher: aes::$theirs) -> Self {
+                Self {
+                    engine: Engine::Portable(portable::Key::from_cipher(portable::AnyAes::$variant(cipher))),
+                    key_len: $len,
+                }
+            }
+        }
+    )*};
+}
+
+from_ciphers! {
+    Aes128, Aes128, A128, 16;
+    Aes192, Aes192, A192, 24;
+    Aes256, Aes256, A256, 32;
+}
+
+impl Engine {
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn vaes512(aes: crate::x86_64::RoundKeys, t: Vaes512Token) -> Self {
+        Engine::Vaes512(HwKey::from_round_keys(aes, t.aesni()), t)
+    }
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn vaes256(aes: crate::x86_64::RoundKeys, t: Vaes256Token) -> Self {
+        Engine::Vaes256(HwKey::from_round_keys(aes, t.aesni()), t)
+    }
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn aesni(aes: crate::x86_64::RoundKeys, t: AesNiToken) -> Self {
+        Engine::AesNi(HwKey::from_round_keys(aes, t), t)
+    }
+    pub(crate) fn portable(aes: portable::AnyAes) -> Self {
+        Engine::Portable(portable::Key::from_cipher(aes))
     }
 }
 

@@ -12,8 +12,9 @@ use aes::cipher::{Array, BlockCipherEncrypt, KeyInit};
 use inout::InOutBuf;
 use universal_hash::UniversalHash;
 
+/// One of the RustCrypto AES ciphers.
 #[derive(Clone)]
-enum AnyAes {
+pub(crate) enum AnyAes {
     A128(aes::Aes128),
     A192(aes::Aes192),
     A256(aes::Aes256),
@@ -42,11 +43,15 @@ const CTR_BLOCKS: usize = 8;
 impl Key {
     /// `key` must be 16, 24 or 32 bytes (checked by the caller).
     pub(crate) fn new(key: &[u8]) -> Self {
-        let aes = match key.len() {
+        Self::from_cipher(match key.len() {
             16 => AnyAes::A128(aes::Aes128::new(&Array::try_from(key).expect("16 bytes"))),
             24 => AnyAes::A192(aes::Aes192::new(&Array::try_from(key).expect("24 bytes"))),
             _ => AnyAes::A256(aes::Aes256::new(&Array::try_from(key).expect("32 bytes"))),
-        };
+        })
+    }
+
+    /// Keeps an existing cipher (its key schedule is not copied or redone).
+    pub(crate) fn from_cipher(aes: AnyAes) -> Self {
         let mut h = [aes::Block::default()];
         aes.encrypt_blocks(&mut h);
         Self {
@@ -110,5 +115,23 @@ impl Key {
         let s = self.ghash(&[aad, buf.get_in(), &lens]);
         self.apply_ctr(&inc32(j0), buf);
         xor16(s, self.encrypt_block(j0))
+    }
+}
+
+impl From<aes::Aes128> for AnyAes {
+    fn from(c: aes::Aes128) -> Self {
+        AnyAes::A128(c)
+    }
+}
+
+impl From<aes::Aes192> for AnyAes {
+    fn from(c: aes::Aes192) -> Self {
+        AnyAes::A192(c)
+    }
+}
+
+impl From<aes::Aes256> for AnyAes {
+    fn from(c: aes::Aes256) -> Self {
+        AnyAes::A256(c)
     }
 }

@@ -102,9 +102,19 @@ impl HwKey {
         unsafe { Self::new_impl(key, token) }
     }
 
+    /// Takes over an expanded key (no second schedule) and derives the powers.
+    pub(crate) fn from_round_keys(aes: RoundKeys, token: AesNiToken) -> Self {
+        // SAFETY: the token proves AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
+        unsafe { Self::from_round_keys_impl(aes, token) }
+    }
+
     #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-    fn new_impl(key: &[u8], _token: AesNiToken) -> Self {
-        let aes = aes_ni::expand_key(key);
+    fn new_impl(key: &[u8], token: AesNiToken) -> Self {
+        Self::from_round_keys_impl(aes_ni::expand_key(key), token)
+    }
+
+    #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+    fn from_round_keys_impl(aes: RoundKeys, _token: AesNiToken) -> Self {
         let h = aes_ni::encrypt_block(&aes, core::arch::x86_64::_mm_setzero_si128());
         Self {
             h: clmul::powers(h),
