@@ -18,6 +18,18 @@
 //! # }
 //! ```
 //!
+//! With the `getrandom` feature (on by default), keys and nonces come from the OS:
+//!
+#![cfg_attr(feature = "getrandom", doc = "```")]
+#![cfg_attr(not(feature = "getrandom"), doc = "```ignore")]
+//! use aes_gcm_vaes::{aead::{Aead, Generate, KeyInit}, Aes128Gcm, Key, Nonce};
+//!
+//! let cipher = Aes128Gcm::new(&Key::<Aes128Gcm>::generate());
+//! let nonce = Nonce::generate();
+//! let sealed = cipher.encrypt(&nonce, &b"random key"[..]).unwrap();
+//! assert_eq!(cipher.decrypt(&nonce, sealed.as_ref()).unwrap(), b"random key");
+//! ```
+//!
 //! In place, without `alloc`, into any [`aead::Buffer`] (`arrayvec::ArrayVec` with the
 //! `arrayvec` feature, `bytes::BytesMut` with `bytes`), or with a detached tag:
 //!

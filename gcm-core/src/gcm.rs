@@ -138,7 +138,7 @@ impl GcmKey {
         aad: &[u8],
         buf: InOutBuf<'_, '_, u8>,
     ) -> Result<[u8; TAG_LEN], Error> {
-        check_lengths(nonce, aad, buf.len())?;
+        check_lengths(nonce, aad.len(), buf.len())?;
         let j0 = self.pre_counter_block(nonce);
         Ok(match &self.engine {
             #[cfg(target_arch = "x86_64")]
@@ -176,7 +176,7 @@ impl GcmKey {
         mut buf: InOutBuf<'_, '_, u8>,
         tag: &[u8],
     ) -> Result<(), Error> {
-        check_lengths(nonce, aad, buf.len())?;
+        check_lengths(nonce, aad.len(), buf.len())?;
         if !(4..=TAG_LEN).contains(&tag.len()) {
             return Err(Error::InvalidTagLength);
         }
@@ -327,11 +327,11 @@ fn raw(buf: InOutBuf<'_, '_, u8>) -> InOut {
     unsafe { InOut::new(src, dst, len) }
 }
 
-fn check_lengths(nonce: &[u8], aad: &[u8], msg_len: usize) -> Result<(), Error> {
+fn check_lengths(nonce: &[u8], aad_len: usize, msg_len: usize) -> Result<(), Error> {
     if nonce.is_empty() {
         return Err(Error::EmptyNonce);
     }
-    if aad.len() as u64 > A_MAX {
+    if aad_len as u64 > A_MAX {
         return Err(Error::AadTooLong);
     }
     if msg_len as u64 > P_MAX {
@@ -358,4 +358,49 @@ pub(crate) fn lengths_block(aad_len: usize, msg_len: usize) -> [u8; 16] {
 
 pub(crate) fn xor16(a: [u8; 16], b: [u8; 16]) -> [u8; 16] {
     core::array::from_fn(|i| a[i] ^ b[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_limits_are_errors() {
+        let n = [0u8; 12];
+        assert_eq!(check_lengths(&n, 0, P_MAX as usize), Ok(()));
+        assert_eq!(
+            check_lengths(&n, 0, P_MAX as usize + 1),
+            Err(Error::MessageTooLong)
+        );
+        assert_eq!(check_lengths(&n, 0, usize::MAX), Err(Error::MessageTooLong));
+        assert_eq!(check_lengths(&n, A_MAX as usize, 0), Ok(()));
+        assert_eq!(
+            check_lengths(&n, A_MAX as usize + 1, 0),
+            Err(Error::AadTooLong)
+        );
+        assert_eq!(check_lengths(&n, usize::MAX, 0), Err(Error::AadTooLong));
+        assert_eq!(check_lengths(&[], 0, 0), Err(Error::EmptyNonce));
+        assert_eq!(check_lengths(&[0], 0, 0), Ok(()));
+    }
+
+    #[test]
+    fn bad_tag_lengths_are_errors() {
+        let key = GcmKey::new(&[0; 16]).unwrap();
+        let mut buf = [0u8; 4];
+        for len in [0, 1, 3, 17, 32] {
+            let tag = [0u8; 32];
+            assert_eq!(
+                key.open_in_place(&[0; 12], b"", &mut buf, &tag[..len]),
+                Err(Error::InvalidTagLength)
+            );
+        }
+        assert_eq!(buf, [0; 4]);
+    }
+
+    #[test]
+    fn counter_wraps_modulo_2_32() {
+        let b = inc32(&[0xff; 16]);
+        assert_eq!(&b[..12], &[0xff; 12]);
+        assert_eq!(&b[12..], &[0, 0, 0, 0]);
+    }
 }
