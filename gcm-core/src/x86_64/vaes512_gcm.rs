@@ -233,23 +233,36 @@ impl Wide {
     #[inline]
     #[target_feature(enable = "avx512f,vpclmulqdq,avx2")]
     fn reduce(self) -> __m128i {
+        fold(self.reduce_lanes())
+    }
+
+    /// Reduces every lane; the sum of the lanes is the hash value.
+    #[inline]
+    #[target_feature(enable = "avx512f,vpclmulqdq")]
+    fn reduce_lanes(self) -> __m512i {
         let c = _mm512_set1_epi64(0xC200_0000_0000_0000_u64 as i64);
         let mi = xor3(
             self.mi,
             _mm512_shuffle_epi32::<0x4e>(self.lo),
             _mm512_clmulepi64_epi128::<0x00>(self.lo, c),
         );
-        let r = xor3(
+        xor3(
             self.hi,
             _mm512_shuffle_epi32::<0x4e>(mi),
             _mm512_clmulepi64_epi128::<0x00>(mi, c),
-        );
-        let r256 = _mm256_xor_si256(_mm512_castsi512_si256(r), _mm512_extracti64x4_epi64::<1>(r));
-        _mm_xor_si128(
-            _mm256_castsi256_si128(r256),
-            _mm256_extracti128_si256::<1>(r256),
         )
     }
+}
+
+/// The sum of the four lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx2")]
+fn fold(r: __m512i) -> __m128i {
+    let r256 = _mm256_xor_si256(_mm512_castsi512_si256(r), _mm512_extracti64x4_epi64::<1>(r));
+    _mm_xor_si128(
+        _mm256_castsi256_si128(r256),
+        _mm256_extracti128_si256::<1>(r256),
+    )
 }
 
 /// `H^16..H^13`, `H^12..H^9`, `H^8..H^5`, `H^4..H^1`.
@@ -331,8 +344,10 @@ fn inc(k: i32) -> __m512i {
 }
 
 /// Rounds 1 to NR of `s` (whitened counters), XORed with `input` in the last round; with
-/// `HASH`, the products of `hash_in` (mirrored, `X` in block 0) and `hp` accumulated
-/// between the first rounds.
+/// `HASH`, the products of `hash_in` (mirrored, `X` in block 0) and `hp` computed between
+/// the first rounds and summed in a tree of three-way XORs (8 XORs for 16 products,
+/// rather than 12 accumulating one product at a time): every vector uop saved here is a
+/// cycle the AES unit need not share.
 #[inline]
 #[target_feature(enable = "vaes,vpclmulqdq,avx512f,avx2")]
 fn stitched<const NR: usize, const HASH: bool, const N: usize>(
@@ -341,20 +356,170 @@ fn stitched<const NR: usize, const HASH: bool, const N: usize>(
     input: &[__m512i; N],
     hash_in: &[__m512i; VECS],
     hp: &[__m512i; VECS],
+    carry: &Carry,
 ) -> ([__m512i; N], Wide) {
-    let mut w = Wide::zero();
+    let z = _mm512_setzero_si512();
+    let (mut lo, mut hi, mut mid) = ([z; VECS + 1], [z; VECS + 1], [z; 2 * VECS + 2]);
+    if HASH {
+        // The running hash, still spread over four lanes, times H^16: the start of the
+        // critical path, so it is issued first.
+        let (d, h) = (carry.lanes, carry.h16);
+        lo[VECS] = _mm512_clmulepi64_epi128::<0x00>(d, h);
+        hi[VECS] = _mm512_clmulepi64_epi128::<0x11>(d, h);
+        mid[2 * VECS] = _mm512_clmulepi64_epi128::<0x01>(d, h);
+        mid[2 * VECS + 1] = _mm512_clmulepi64_epi128::<0x10>(d, h);
+    }
     for r in 1..NR {
         for b in s.iter_mut() {
             *b = _mm512_aesenc_epi128(*b, rk[r]);
         }
         if HASH && r <= VECS {
-            w.mul_add(hash_in[r - 1], hp[r - 1]);
+            let v = r - 1;
+            let (d, h) = (hash_in[v], hp[v]);
+            let mut p = [
+                _mm512_clmulepi64_epi128::<0x00>(d, h),
+                _mm512_clmulepi64_epi128::<0x11>(d, h),
+                _mm512_clmulepi64_epi128::<0x01>(d, h),
+                _mm512_clmulepi64_epi128::<0x10>(d, h),
+            ];
+            if let [s0, s1, s2, s3] = &mut s[..] {
+                pin(s0, s1, s2, s3, &mut p);
+            }
+            [lo[v], hi[v], mid[2 * v], mid[2 * v + 1]] = p;
         }
     }
     for (b, i) in s.iter_mut().zip(input) {
         *b = _mm512_aesenclast_epi128(*b, _mm512_xor_si512(rk[NR], *i));
     }
+    let w = if HASH {
+        Wide {
+            lo: xor3(xor3(lo[0], lo[1], lo[2]), lo[3], lo[4]),
+            hi: xor3(xor3(hi[0], hi[1], hi[2]), hi[3], hi[4]),
+            mi: xor3(
+                xor3(mid[0], mid[1], mid[2]),
+                xor3(mid[3], mid[4], mid[5]),
+                xor3(mid[6], mid[7], _mm512_xor_si512(mid[8], mid[9])),
+            ),
+        }
+    } else {
+        Wide::zero()
+    };
     (s, w)
+}
+
+/// An empty `asm!` that claims to read and write the AES states and this round's
+/// products. It emits nothing; it keeps the compiler from moving the multiplies away
+/// from the round they were written next to (left to itself, LLVM gathers all GHASH work
+/// at the top of the loop, and the stitching is lost).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn pin(
+    s0: &mut __m512i,
+    s1: &mut __m512i,
+    s2: &mut __m512i,
+    s3: &mut __m512i,
+    p: &mut [__m512i; 4],
+) {
+    let [a, b, c, d] = p;
+    // SAFETY: the template is empty: no instruction runs, no memory or flags change.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} {1} {2} {3} {4} {5} {6} {7} */",
+            inout(zmm_reg) * s0,
+            inout(zmm_reg) * s1,
+            inout(zmm_reg) * s2,
+            inout(zmm_reg) * s3,
+            inout(zmm_reg) * a,
+            inout(zmm_reg) * b,
+            inout(zmm_reg) * c,
+            inout(zmm_reg) * d,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+}
+
+/// The counter blocks of the bulk loop: four vectors of four big-endian counter blocks,
+/// ready for AES.
+///
+/// Stepping them by 16 blocks is one `VPADDD` per vector on the last byte of each block
+/// (the top byte of its last dword), valid while no block's last byte carries. That is
+/// known from the (public) counter of the first block: if its low byte is at most 224,
+/// none of the 16 blocks' low bytes can pass 255. One iteration in eight carries and
+/// rebuilds the vectors from the little-endian base with `VPSHUFB`; the others save four
+/// shuffles, which compete with the carry-less multiplies for the same port.
+struct Counters {
+    /// Little-endian counters `c0 .. c0+3` of the first iteration (lowest dword counts).
+    base: __m512i,
+    /// Blocks since `base`.
+    done: u32,
+    /// Big-endian blocks `c0+done .. c0+done+15`.
+    be: [__m512i; VECS],
+}
+
+impl Counters {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn new(base: __m512i) -> Self {
+        Self {
+            base,
+            done: 0,
+            be: Self::rebuild(base, 0),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn rebuild(base: __m512i, done: u32) -> [__m512i; VECS] {
+        core::array::from_fn(|i| {
+            bswap512(_mm512_add_epi32(
+                base,
+                inc(done.wrapping_add(4 * i as u32) as i32),
+            ))
+        })
+    }
+
+    /// The current 16 blocks, whitened with round key 0.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn whitened(&self, rk0: __m512i) -> [__m512i; VECS] {
+        self.be.map(|c| _mm512_xor_si512(c, rk0))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn step(&mut self, first_low_byte: u32) {
+        self.done = self.done.wrapping_add(16);
+        if first_low_byte <= 224 {
+            let carry_free = _mm512_set_epi32(
+                16 << 24,
+                0,
+                0,
+                0,
+                16 << 24,
+                0,
+                0,
+                0,
+                16 << 24,
+                0,
+                0,
+                0,
+                16 << 24,
+                0,
+                0,
+                0,
+            );
+            self.be = self.be.map(|c| _mm512_add_epi32(c, carry_free));
+        } else {
+            self.be = Self::rebuild(self.base, self.done);
+        }
+    }
+
+    /// Little-endian counters for the tail: `c0+done .. c0+done+3`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn le(&self) -> __m512i {
+        _mm512_add_epi32(self.base, inc(self.done as i32))
+    }
 }
 
 /// # Safety
@@ -375,13 +540,33 @@ unsafe fn store4(io: InOut, off: usize, v: &[__m512i; VECS]) {
     }
 }
 
-/// Mirrored copies of `v` with `x` added to block 0: the GHASH input of one iteration.
+/// The running hash between iterations of the bulk loop, kept reduced but not summed:
+/// its value is the sum of the four lanes. Multiplying all four lanes by `H^16` (one more
+/// vector multiply) and adding them into the next iteration's products costs less than
+/// summing the lanes (two cross-lane extracts) and keeps the loop-carried chain short:
+/// multiply, two XORs, reduce.
+#[derive(Clone, Copy)]
+struct Carry {
+    lanes: __m512i,
+    h16: __m512i,
+}
+
+impl Carry {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn new(x: __m128i, h: &HPowers) -> Self {
+        Self {
+            lanes: _mm512_zextsi128_si512(x),
+            h16: _mm512_broadcast_i32x4(h.0[0]),
+        }
+    }
+}
+
+/// Mirrored copies of `v`: the GHASH input of one iteration.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn hash_input(v: &[__m512i; VECS], x: __m128i) -> [__m512i; VECS] {
-    let mut d = v.map(|b| bswap512(b));
-    d[0] = _mm512_xor_si512(d[0], _mm512_zextsi128_si512(x));
-    d
+fn hash_input(v: &[__m512i; VECS]) -> [__m512i; VECS] {
+    v.map(|b| bswap512(b))
 }
 
 /// CTR over all of `io` from the byte-reversed counter `ctr`; with `HASH`, GHASH of the
@@ -400,11 +585,13 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
 ) -> __m128i {
     let rk = broadcast_keys::<NR>(&key.aes.rk);
     let hp = powers16(&key.h);
-    let step = inc(16);
-    let mut ctr = _mm512_add_epi32(
+    let base = _mm512_add_epi32(
         _mm512_broadcast_i32x4(ctr),
         _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
     );
+    // The first block's counter, to know when a step carries (see `Counters`).
+    let c0 = _mm_cvtsi128_si32(ctr) as u32;
+    let mut ctrs = Counters::new(base);
     let none = [_mm512_setzero_si512(); VECS];
     let mut off = 0;
 
@@ -412,46 +599,56 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         if io.len >= CHUNK {
             // SAFETY: `CHUNK <= io.len`.
             let input = unsafe { load4(io, 0) };
+            let mut carry = Carry::new(x, &key.h);
             let (mut pending, _) =
-                stitched::<NR, false, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &hp);
+                stitched::<NR, false, VECS>(&rk, ctrs.whitened(rk[0]), &input, &none, &hp, &carry);
             // SAFETY: as above.
             unsafe { store4(io, 0, &pending) };
-            ctr = _mm512_add_epi32(ctr, step);
+            ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
             off = CHUNK;
             while off + CHUNK <= io.len {
-                let hash_in = hash_input(&pending, x);
+                let hash_in = hash_input(&pending);
                 // SAFETY: `off + CHUNK <= io.len`.
                 let input = unsafe { load4(io, off) };
-                let (out, w) =
-                    stitched::<NR, true, VECS>(&rk, counters(ctr, rk[0]), &input, &hash_in, &hp);
+                let (out, w) = stitched::<NR, true, VECS>(
+                    &rk,
+                    ctrs.whitened(rk[0]),
+                    &input,
+                    &hash_in,
+                    &hp,
+                    &carry,
+                );
                 // SAFETY: as above.
                 unsafe { store4(io, off, &out) };
-                x = w.reduce();
-                ctr = _mm512_add_epi32(ctr, step);
+                carry.lanes = w.reduce_lanes();
+                ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
                 off += CHUNK;
                 pending = out;
             }
-            x = hash16(&hp, x, &pending);
+            x = hash16(&hp, fold(carry.lanes), &pending);
         }
     } else {
+        let mut carry = Carry::new(x, &key.h);
         while off + CHUNK <= io.len {
             // SAFETY: `off + CHUNK <= io.len`.
             let input = unsafe { load4(io, off) };
             let (out, w) = if HASH {
-                let hash_in = hash_input(&input, x);
-                stitched::<NR, true, VECS>(&rk, counters(ctr, rk[0]), &input, &hash_in, &hp)
+                let hash_in = hash_input(&input);
+                stitched::<NR, true, VECS>(&rk, ctrs.whitened(rk[0]), &input, &hash_in, &hp, &carry)
             } else {
-                stitched::<NR, false, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &hp)
+                stitched::<NR, false, VECS>(&rk, ctrs.whitened(rk[0]), &input, &none, &hp, &carry)
             };
             // SAFETY: as above.
             unsafe { store4(io, off, &out) };
             if HASH {
-                x = w.reduce();
+                carry.lanes = w.reduce_lanes();
             }
-            ctr = _mm512_add_epi32(ctr, step);
+            ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
             off += CHUNK;
         }
+        x = fold(carry.lanes);
     }
+    let ctr = ctrs.le();
 
     let rem = io.len - off;
     if rem == 0 {
@@ -492,8 +689,22 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
     }
     // Only as many vectors as hold data go through AES: short messages pay for one.
     let none = [_mm512_setzero_si512(); VECS];
+    let no_carry = Carry {
+        lanes: none[0],
+        h16: none[0],
+    };
     let out: [__m512i; VECS] = match n.div_ceil(4) {
-        1 => widen(stitched::<NR, false, 1>(rk, counters(ctr, rk[0]), &[input[0]], &none, &none).0),
+        1 => widen(
+            stitched::<NR, false, 1>(
+                rk,
+                counters(ctr, rk[0]),
+                &[input[0]],
+                &none,
+                &none,
+                &no_carry,
+            )
+            .0,
+        ),
         2 => widen(
             stitched::<NR, false, 2>(
                 rk,
@@ -501,6 +712,7 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
                 &[input[0], input[1]],
                 &none,
                 &none,
+                &no_carry,
             )
             .0,
         ),
@@ -511,10 +723,11 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
                 &[input[0], input[1], input[2]],
                 &none,
                 &none,
+                &no_carry,
             )
             .0,
         ),
-        _ => stitched::<NR, false, 4>(rk, counters(ctr, rk[0]), &input, &none, &none).0,
+        _ => stitched::<NR, false, 4>(rk, counters(ctr, rk[0]), &input, &none, &none, &no_carry).0,
     };
     for i in 0..VECS {
         if masks[i] != 0 {
