@@ -55,7 +55,7 @@ pub(crate) fn seal<C: CbcCipher, H: HashAlg>(
 }
 
 /// Opens the record in `buffer`, chaining from `iv`; on success `buffer` holds the
-/// plaintext, on failure it is empty.
+/// plaintext, on any failure it is empty (and what was decrypted has been zeroed).
 pub(crate) fn open<C: CbcCipher, H: HashAlg>(
     cipher: &C,
     mac: &HmacKey<H>,
@@ -67,6 +67,8 @@ pub(crate) fn open<C: CbcCipher, H: HashAlg>(
     let mac_len = H::OUTPUT_LEN;
     // Public facts about the record: fail early.
     if ad.len() != AD_LEN || !len.is_multiple_of(C::BLOCK_LEN) || len <= mac_len {
+        // Only ciphertext is there, but every failed open leaves the buffer empty.
+        buffer.truncate(0);
         return Err(Error);
     }
     cipher.cbc_decrypt(iv, buffer.as_mut());

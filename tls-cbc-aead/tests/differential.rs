@@ -157,6 +157,7 @@ fn check_public_rejections<A: AeadInOut + KeyInit>(suite: Suite) {
     for cut in 1..suite.block_len() {
         let mut rec = good[..good.len() - cut].to_vec();
         assert!(a.decrypt_in_place(&nonce, &ad, &mut rec).is_err());
+        assert!(rec.is_empty());
     }
     for len in (0..=suite.mac_len()).step_by(suite.block_len()) {
         let mut rec = vec![0u8; len];
