@@ -138,23 +138,23 @@ macro_rules! explicit_iv_suite {
 
 explicit_iv_suite!(
     /// TLS AES-128-CBC with HMAC-SHA1, explicit IV (e.g. `TLS_RSA_WITH_AES_128_CBC_SHA`).
-    Aes128CbcSha1, aes::Aes128, Sha1, enc_key = 16, key = U36, block = U16
+    Aes128CbcSha1, gcm_core::aes::Aes128, Sha1, enc_key = 16, key = U36, block = U16
 );
 explicit_iv_suite!(
     /// TLS AES-256-CBC with HMAC-SHA1, explicit IV (e.g. `TLS_RSA_WITH_AES_256_CBC_SHA`).
-    Aes256CbcSha1, aes::Aes256, Sha1, enc_key = 32, key = U52, block = U16
+    Aes256CbcSha1, gcm_core::aes::Aes256, Sha1, enc_key = 32, key = U52, block = U16
 );
 explicit_iv_suite!(
     /// TLS AES-128-CBC with HMAC-SHA256, explicit IV (e.g. `..._WITH_AES_128_CBC_SHA256`).
-    Aes128CbcSha256, aes::Aes128, Sha256, enc_key = 16, key = U48, block = U16
+    Aes128CbcSha256, gcm_core::aes::Aes128, Sha256, enc_key = 16, key = U48, block = U16
 );
 explicit_iv_suite!(
     /// TLS AES-256-CBC with HMAC-SHA256, explicit IV (e.g. `..._WITH_AES_256_CBC_SHA256`).
-    Aes256CbcSha256, aes::Aes256, Sha256, enc_key = 32, key = U64, block = U16
+    Aes256CbcSha256, gcm_core::aes::Aes256, Sha256, enc_key = 32, key = U64, block = U16
 );
 explicit_iv_suite!(
     /// TLS AES-256-CBC with HMAC-SHA384, explicit IV (e.g. `..._WITH_AES_256_CBC_SHA384`).
-    Aes256CbcSha384, aes::Aes256, Sha384, enc_key = 32, key = U80, block = U16
+    Aes256CbcSha384, gcm_core::aes::Aes256, Sha384, enc_key = 32, key = U80, block = U16
 );
 #[cfg(feature = "des")]
 explicit_iv_suite!(

@@ -104,11 +104,11 @@ macro_rules! implicit_iv_suite {
 
 implicit_iv_suite!(
     /// TLS 1.0 AES-128-CBC with HMAC-SHA1, implicit IV.
-    Aes128CbcSha1ImplicitIv, aes::Aes128, Sha1, enc_key = 16, key = U52
+    Aes128CbcSha1ImplicitIv, gcm_core::aes::Aes128, Sha1, enc_key = 16, key = U52
 );
 implicit_iv_suite!(
     /// TLS 1.0 AES-256-CBC with HMAC-SHA1, implicit IV.
-    Aes256CbcSha1ImplicitIv, aes::Aes256, Sha1, enc_key = 32, key = U68
+    Aes256CbcSha1ImplicitIv, gcm_core::aes::Aes256, Sha1, enc_key = 32, key = U68
 );
 #[cfg(feature = "des")]
 implicit_iv_suite!(
