@@ -15,6 +15,25 @@
 //! appends the plaintext length itself. Opening reveals, through its timing and memory
 //! accesses, only whether the record was accepted and, if so, the plaintext length.
 //!
+//! ```
+//! use tls_cbc_aead::{Aes128CbcSha256, aead::{AeadInOut, KeyInit, Nonce}};
+//!
+//! let key = [0x42u8; 48]; // mac_key (32) || enc_key (16), from the TLS key block
+//! let cipher = Aes128CbcSha256::new_from_slice(&key).unwrap();
+//! let iv = Nonce::<Aes128CbcSha256>::from([7u8; 16]); // sent in clear before the record
+//! let ad = [0, 0, 0, 0, 0, 0, 0, 1, 23, 3, 3]; // seq_num || type || version
+//!
+//! let mut record = b"GET / HTTP/1.1\r\n".to_vec();
+//! cipher.encrypt_in_place(&iv, &ad, &mut record).unwrap();
+//! assert_eq!(record.len(), Aes128CbcSha256::sealed_len(16));
+//!
+//! cipher.decrypt_in_place(&iv, &ad, &mut record).unwrap();
+//! assert_eq!(record, b"GET / HTTP/1.1\r\n");
+//! ```
+//!
+//! Constant time is checked under valgrind memcheck by `tests/ct_valgrind.rs`, run through
+//! `ct-check.sh`.
+//!
 //! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
 //! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see
 //! [`ct_check`]).
