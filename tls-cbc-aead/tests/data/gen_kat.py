@@ -11,7 +11,8 @@ Output: one file per suite, records separated by blank lines, fields `NAME: hex`
   NO_SEAL: 01  the record has non-minimal padding: open must accept, seal would differ
   FAILS: 01    open must reject
 Deterministic (fixed seed): rerunning rewrites identical files.
-Usage: python3 gen_kat.py [output dir, default: this script's dir]
+Usage: python3 gen_kat.py [--check] [dir, default: this script's dir]
+  --check: regenerate in memory and fail if the files in dir differ.
 """
 import hashlib
 import hmac
@@ -143,12 +144,27 @@ def generate(name, kind, enc_len, block, hash_fn, implicit, rng):
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    args = sys.argv[1:]
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    out_dir = args[0] if args else os.path.dirname(os.path.abspath(__file__))
+    stale = []
     for i, suite in enumerate(SUITES):
         rng = random.Random(0x7153_0000 + i)
         text = generate(*suite, rng)
-        with open(os.path.join(out_dir, f"{suite[0]}.txt"), "w") as f:
-            f.write(text)
+        path = os.path.join(out_dir, f"{suite[0]}.txt")
+        if check:
+            with open(path) as f:
+                if f.read() != text:
+                    stale.append(path)
+        else:
+            with open(path, "w") as f:
+                f.write(text)
+    if stale:
+        print("gen_kat.py: differs from the generator:", *stale, file=sys.stderr)
+        sys.exit(1)
+    if check:
+        print(f"gen_kat.py: all {len(SUITES)} files reproduce")
 
 
 if __name__ == "__main__":
