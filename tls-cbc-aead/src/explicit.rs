@@ -34,6 +34,11 @@ macro_rules! explicit_iv_suite {
         /// kind of bad record, leaving the buffer empty. `TagSize` is `U0` because the tag
         /// length varies with the plaintext length; the `*_detached` methods always return
         /// an error.
+        ///
+        /// Seal and open allocate nothing themselves; seal grows the caller's buffer by
+        /// [`Self::MAX_OVERHEAD`] bytes at most, so a buffer with that much spare capacity
+        /// is never reallocated. (`Aead::encrypt` sizes its vector by `TagSize`, so it
+        /// reallocates once.)
         #[derive(Clone)]
         pub struct $name {
             cipher: $cipher,
@@ -159,6 +164,10 @@ explicit_iv_suite!(
 #[cfg(feature = "des")]
 explicit_iv_suite!(
     /// TLS 3DES-EDE-CBC with HMAC-SHA1, explicit IV (`..._WITH_3DES_EDE_CBC_SHA`).
+    ///
+    /// The padding and MAC checks are constant time as for AES, but the block cipher
+    /// (RustCrypto `des`) indexes S-box tables with key and data, so 3DES itself is not
+    /// protected against cache-timing attacks.
     DesEde3CbcSha1, des::TdesEde3, Sha1, enc_key = 24, key = aead::consts::U44,
     block = aead::consts::U8
 );
