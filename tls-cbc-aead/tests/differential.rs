@@ -163,6 +163,22 @@ fn check_public_rejections<A: AeadInOut + KeyInit>(suite: Suite) {
         let mut rec = vec![0u8; len];
         assert!(a.decrypt_in_place(&nonce, &ad, &mut rec).is_err());
     }
+    // A record too long to have come from seal is refused up front.
+    let too_long = 65535 + suite.mac_len() + 256;
+    let too_long = too_long + suite.block_len() - too_long % suite.block_len();
+    let mut rec = vec![0u8; too_long];
+    assert!(a.decrypt_in_place(&nonce, &ad, &mut rec).is_err());
+    assert!(rec.is_empty());
+    // The largest plaintext, with the largest padding, still opens.
+    let pt = vec![0x61u8; 65535];
+    let (mk, ek) = suite.split_key(&key);
+    let mut pad = suite.min_pad(pt.len());
+    while pad + suite.block_len() <= 256 {
+        pad += suite.block_len();
+    }
+    let mut rec = suite.cbc_encrypt(ek, &iv, &suite.encode(mk, &ad, &pt, pad));
+    assert!(a.decrypt_in_place(&nonce, &ad, &mut rec).is_ok());
+    assert_eq!(rec, pt);
     // The detached forms have no fixed tag and always fail.
     let mut data = [0u8; 16];
     assert!(
@@ -232,4 +248,38 @@ fn sealed_len_matches() {
     }
     assert_eq!(Aes256CbcSha384::MAX_OVERHEAD, 64);
     assert_eq!(Aes128CbcSha1::MAX_OVERHEAD, 36);
+}
+
+/// The deprecated `AeadInPlace` and the allocating `Aead` come from blanket impls and go
+/// through the overridden in-place methods.
+#[test]
+#[allow(deprecated)]
+fn blanket_traits_work() {
+    use aead::AeadInPlace;
+    let suite = Suite {
+        cipher: Cipher::Aes256,
+        hash: Hash::Sha384,
+    };
+    let key = vec![5u8; 80];
+    let a = Aes256CbcSha384::new_from_slice(&key).unwrap();
+    let nonce = Nonce::<Aes256CbcSha384>::from([3u8; 16]);
+    let ad = [9u8; 11];
+    let mut buf = b"blanket".to_vec();
+    AeadInPlace::encrypt_in_place(&a, &nonce, &ad, &mut buf).unwrap();
+    assert_eq!(buf, suite.seal(&key, &[3u8; 16], &ad, b"blanket"));
+    AeadInPlace::decrypt_in_place(&a, &nonce, &ad, &mut buf).unwrap();
+    assert_eq!(buf, b"blanket");
+    let mut detached = [0u8; 16];
+    assert!(AeadInPlace::encrypt_in_place_detached(&a, &nonce, &ad, &mut detached).is_err());
+}
+
+#[cfg(feature = "zeroize")]
+#[test]
+fn key_holders_zeroize_on_drop() {
+    fn zeroizes<T: zeroize::ZeroizeOnDrop>() {}
+    zeroizes::<Aes128CbcSha1>();
+    zeroizes::<Aes256CbcSha384>();
+    zeroizes::<DesEde3CbcSha1>();
+    zeroizes::<Aes128CbcSha1ImplicitIv>();
+    zeroizes::<DesEde3CbcSha1ImplicitIv>();
 }
