@@ -13,7 +13,8 @@
 //!
 //! The associated data is the 11 bytes `seq_num || content_type || version`; the cipher
 //! appends the plaintext length itself. Opening reveals, through its timing and memory
-//! accesses, only whether the record was accepted and, if so, the plaintext length.
+//! accesses, only the record length, whether the record was accepted and, if so, the
+//! plaintext length (for 3DES, see the caveat on its types).
 //!
 //! ```
 //! use tls_cbc_aead::{Aes128CbcSha256, aead::{AeadInOut, KeyInit, Nonce}};

@@ -65,9 +65,9 @@ pub(crate) fn open<C: CbcCipher, H: HashAlg>(
 ) -> Result<()> {
     let len = buffer.len();
     let mac_len = H::OUTPUT_LEN;
-    // Public facts about the record: fail early.
-    // Longer than the largest record seal makes with the longest padding: its plaintext
-    // length could not have fitted the MAC's 16-bit length field.
+    // Public facts about the record fail early. A record longer than the largest plaintext
+    // plus MAC plus the longest padding cannot have been sealed: its plaintext length would
+    // not fit the MAC's 16-bit length field.
     let too_long = len > MAX_PLAINTEXT_LEN + mac_len + padding::MAX_PADDING;
     if ad.len() != AD_LEN || !len.is_multiple_of(C::BLOCK_LEN) || len <= mac_len || too_long {
         // Only ciphertext is there, but every failed open leaves the buffer empty.
