@@ -212,8 +212,10 @@ fn main() {
         6,
     );
     runs += check_implicit();
+    let aes = <gcm_core::aes::Aes128 as KeyInit>::new(&[0u8; 16].into());
     println!(
-        "ct_valgrind: {runs} seals and opens checked (valgrind: {})",
-        ct_check::running_on_valgrind()
+        "ct_valgrind: {runs} seals and opens checked (valgrind: {}, AES back end: {})",
+        ct_check::running_on_valgrind(),
+        aes.backend().name()
     );
 }
