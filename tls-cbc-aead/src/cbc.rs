@@ -17,6 +17,13 @@ pub(crate) trait CbcCipher {
     fn cbc_encrypt(&self, iv: &mut Self::Block, data: &mut [u8]);
     /// Decrypts `data` (a whole number of blocks); leaves the last ciphertext block in `iv`.
     fn cbc_decrypt(&self, iv: &mut Self::Block, data: &mut [u8]);
+
+    /// A chaining value from exactly one block of bytes (an IV).
+    fn block_from(bytes: &[u8]) -> Self::Block {
+        let mut block = Self::Block::default();
+        block.as_mut().copy_from_slice(bytes);
+        block
+    }
 }
 
 macro_rules! cbc_via_gcm_core {

@@ -58,6 +58,13 @@ pub(crate) enum Sha256 {}
 #[derive(Debug)]
 pub(crate) enum Sha384 {}
 
+/// Serialises 32-bit chaining words big-endian, as far as `out` reaches.
+fn write_be_words(state: &[u32], out: &mut [u8]) {
+    for (dst, w) in out.chunks_exact_mut(4).zip(state) {
+        dst.copy_from_slice(&w.to_be_bytes());
+    }
+}
+
 impl HashAlg for Sha1 {
     const BLOCK_LEN: usize = 64;
     const OUTPUT_LEN: usize = 20;
@@ -80,9 +87,7 @@ impl HashAlg for Sha1 {
     }
 
     fn write_digest(state: &[u32; 5], out: &mut [u8]) {
-        for (dst, w) in out.chunks_exact_mut(4).zip(state) {
-            dst.copy_from_slice(&w.to_be_bytes());
-        }
+        write_be_words(state, out);
     }
 }
 
@@ -111,9 +116,7 @@ impl HashAlg for Sha256 {
     }
 
     fn write_digest(state: &[u32; 8], out: &mut [u8]) {
-        for (dst, w) in out.chunks_exact_mut(4).zip(state) {
-            dst.copy_from_slice(&w.to_be_bytes());
-        }
+        write_be_words(state, out);
     }
 }
 

@@ -113,8 +113,7 @@ macro_rules! explicit_iv_suite {
                 associated_data: &[u8],
                 buffer: &mut dyn Buffer,
             ) -> Result<()> {
-                let mut iv = <$cipher as CbcCipher>::Block::default();
-                iv.copy_from_slice(nonce);
+                let mut iv = <$cipher as CbcCipher>::block_from(nonce);
                 record::seal(&self.cipher, &self.mac, &mut iv, associated_data, buffer)
             }
 
@@ -124,8 +123,7 @@ macro_rules! explicit_iv_suite {
                 associated_data: &[u8],
                 buffer: &mut dyn Buffer,
             ) -> Result<()> {
-                let mut iv = <$cipher as CbcCipher>::Block::default();
-                iv.copy_from_slice(nonce);
+                let mut iv = <$cipher as CbcCipher>::block_from(nonce);
                 record::open(&self.cipher, &self.mac, &mut iv, associated_data, buffer)
             }
         }

@@ -73,13 +73,11 @@ macro_rules! implicit_iv_suite {
                     assert!(<$key as aead::array::typenum::Unsigned>::USIZE
                         == MAC + $enc + <$cipher as CbcCipher>::BLOCK_LEN)
                 };
-                let mut iv = <$cipher as CbcCipher>::Block::default();
-                iv.copy_from_slice(&key[MAC + $enc..]);
                 $name {
                     cipher: <$cipher as KeyInit>::new_from_slice(&key[MAC..MAC + $enc])
                         .expect("the key size fixes the cipher key length"),
                     mac: HmacKey::new(&key[..MAC]),
-                    iv,
+                    iv: <$cipher as CbcCipher>::block_from(&key[MAC + $enc..]),
                 }
             }
         }
