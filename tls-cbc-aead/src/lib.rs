@@ -1,1 +1,67 @@
-//! placeholder
+//! TLS 1.0–1.2 CBC-then-HMAC record ciphers, with BoringSSL's semantics and a constant-time
+//! open (the Lucky 13 countermeasures of BoringSSL's `tls_cbc.cc`, rewritten in Rust).
+//!
+//! A TLS CBC record is `CBC(plaintext || HMAC(ad || len16 || plaintext) || padding)`. This
+//! crate offers it as an AEAD:
+//!
+//! * explicit IV (TLS 1.1/1.2), stateless, through the `aead` 0.6 traits:
+//!   [`Aes128CbcSha1`], [`Aes256CbcSha1`], [`Aes128CbcSha256`], [`Aes256CbcSha256`],
+//!   [`Aes256CbcSha384`] and, with feature `des`, `DesEde3CbcSha1`;
+//! * implicit IV (SSL 3.0/TLS 1.0), one stateful instance per direction:
+//!   [`Aes128CbcSha1ImplicitIv`], [`Aes256CbcSha1ImplicitIv`] and, with `des`,
+//!   `DesEde3CbcSha1ImplicitIv`.
+//!
+//! The associated data is the 11 bytes `seq_num || content_type || version`; the cipher
+//! appends the plaintext length itself. Opening reveals, through its timing and memory
+//! accesses, only the record length, whether the record was accepted and, if so, the
+//! plaintext length (for 3DES, see the caveat on its types).
+//!
+//! ```
+//! use tls_cbc_aead::{Aes128CbcSha256, aead::{AeadInOut, KeyInit, Nonce}};
+//!
+//! let key = [0x42u8; 48]; // mac_key (32) || enc_key (16), from the TLS key block
+//! let cipher = Aes128CbcSha256::new_from_slice(&key).unwrap();
+//! let iv = Nonce::<Aes128CbcSha256>::from([7u8; 16]); // sent in clear before the record
+//! let ad = [0, 0, 0, 0, 0, 0, 0, 1, 23, 3, 3]; // seq_num || type || version
+//!
+//! let mut record = b"GET / HTTP/1.1\r\n".to_vec();
+//! cipher.encrypt_in_place(&iv, &ad, &mut record).unwrap();
+//! assert_eq!(record.len(), Aes128CbcSha256::sealed_len(16));
+//!
+//! cipher.decrypt_in_place(&iv, &ad, &mut record).unwrap();
+//! assert_eq!(record, b"GET / HTTP/1.1\r\n");
+//! ```
+//!
+//! Constant time is checked under valgrind memcheck by `tests/ct_valgrind.rs`, run through
+//! `ct-check.sh`.
+//!
+//! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
+//! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see
+//! [`ct_check`]).
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(any(feature = "std", test))]
+extern crate std;
+
+mod cbc;
+mod copy_mac;
+mod ct;
+pub mod ct_check;
+mod digest;
+mod explicit;
+mod hmac_key;
+mod implicit;
+mod padding;
+mod record;
+
+pub use aead::{self, AeadCore, AeadInOut, Error, Key, KeyInit, KeySizeUser, Nonce};
+#[cfg(feature = "des")]
+pub use explicit::DesEde3CbcSha1;
+pub use explicit::{
+    Aes128CbcSha1, Aes128CbcSha256, Aes256CbcSha1, Aes256CbcSha256, Aes256CbcSha384,
+};
+#[cfg(feature = "des")]
+pub use implicit::DesEde3CbcSha1ImplicitIv;
+pub use implicit::{Aes128CbcSha1ImplicitIv, Aes256CbcSha1ImplicitIv};
+pub use record::{AD_LEN, MAX_PLAINTEXT_LEN};

@@ -1,0 +1,355 @@
+//! The three record hashes, driven through their raw compression functions, and a
+//! streaming hasher whose last step can run over a suffix of secret length.
+//!
+//! The record MAC on open covers data whose length is secret (it depends on the padding).
+//! Finishing a hash the usual way would branch on that length and compress a
+//! length-dependent number of blocks. [`Stream::finish_with_secret_suffix`] instead builds
+//! every block that the longest possible suffix could need, writes the final padding and
+//! bit count into the right one under masks, compresses them all, and keeps, under a
+//! mask, the chaining value after the block that really was the last one.
+
+use subtle::ConditionallySelectable;
+
+use crate::ct;
+
+/// The largest block of the supported hashes (SHA-384).
+pub(crate) const MAX_BLOCK_LEN: usize = 128;
+/// The largest digest of the supported hashes (SHA-384).
+pub(crate) const MAX_OUTPUT_LEN: usize = 48;
+
+/// Words that can be wiped on drop (with feature `zeroize`).
+#[cfg(feature = "zeroize")]
+pub(crate) trait Wipe: zeroize::DefaultIsZeroes {}
+#[cfg(feature = "zeroize")]
+impl<T: zeroize::DefaultIsZeroes> Wipe for T {}
+/// Words that can be wiped on drop (with feature `zeroize`).
+#[cfg(not(feature = "zeroize"))]
+pub(crate) trait Wipe {}
+#[cfg(not(feature = "zeroize"))]
+impl<T> Wipe for T {}
+
+/// A Merkle–Damgård hash seen as its compression function and its chaining value.
+pub(crate) trait HashAlg {
+    /// Bytes per compression block.
+    const BLOCK_LEN: usize;
+    /// Bytes of digest (also the TLS MAC key length).
+    const OUTPUT_LEN: usize;
+    /// Bytes of the big-endian bit count that ends the padded message.
+    const LENGTH_FIELD_LEN: usize;
+    /// One word of the chaining value.
+    type Word: Copy + ConditionallySelectable + Wipe;
+    /// The chaining value.
+    type State: Copy + AsRef<[Self::Word]> + AsMut<[Self::Word]>;
+    /// The standard initial chaining value.
+    const INITIAL: Self::State;
+    /// Compresses `blocks`, whose length is a multiple of [`Self::BLOCK_LEN`].
+    fn compress(state: &mut Self::State, blocks: &[u8]);
+    /// Writes the first [`Self::OUTPUT_LEN`] bytes of the big-endian chaining value.
+    fn write_digest(state: &Self::State, out: &mut [u8]);
+}
+
+/// SHA-1 (HMAC-SHA1 record MACs).
+#[derive(Debug)]
+pub(crate) enum Sha1 {}
+/// SHA-256 (HMAC-SHA256 record MACs).
+#[derive(Debug)]
+pub(crate) enum Sha256 {}
+/// SHA-384 (HMAC-SHA384 record MACs).
+#[derive(Debug)]
+pub(crate) enum Sha384 {}
+
+/// Serialises 32-bit chaining words big-endian, as far as `out` reaches.
+fn write_be_words(state: &[u32], out: &mut [u8]) {
+    for (dst, w) in out.chunks_exact_mut(4).zip(state) {
+        dst.copy_from_slice(&w.to_be_bytes());
+    }
+}
+
+impl HashAlg for Sha1 {
+    const BLOCK_LEN: usize = 64;
+    const OUTPUT_LEN: usize = 20;
+    const LENGTH_FIELD_LEN: usize = 8;
+    type Word = u32;
+    type State = [u32; 5];
+    const INITIAL: [u32; 5] = [
+        0x6745_2301,
+        0xefcd_ab89,
+        0x98ba_dcfe,
+        0x1032_5476,
+        0xc3d2_e1f0,
+    ];
+
+    #[inline]
+    fn compress(state: &mut [u32; 5], blocks: &[u8]) {
+        let (blocks, rest) = blocks.as_chunks::<64>();
+        debug_assert!(rest.is_empty());
+        sha1::block_api::compress(state, blocks);
+    }
+
+    fn write_digest(state: &[u32; 5], out: &mut [u8]) {
+        write_be_words(state, out);
+    }
+}
+
+impl HashAlg for Sha256 {
+    const BLOCK_LEN: usize = 64;
+    const OUTPUT_LEN: usize = 32;
+    const LENGTH_FIELD_LEN: usize = 8;
+    type Word = u32;
+    type State = [u32; 8];
+    const INITIAL: [u32; 8] = [
+        0x6a09_e667,
+        0xbb67_ae85,
+        0x3c6e_f372,
+        0xa54f_f53a,
+        0x510e_527f,
+        0x9b05_688c,
+        0x1f83_d9ab,
+        0x5be0_cd19,
+    ];
+
+    #[inline]
+    fn compress(state: &mut [u32; 8], blocks: &[u8]) {
+        let (blocks, rest) = blocks.as_chunks::<64>();
+        debug_assert!(rest.is_empty());
+        sha2::block_api::compress256(state, blocks);
+    }
+
+    fn write_digest(state: &[u32; 8], out: &mut [u8]) {
+        write_be_words(state, out);
+    }
+}
+
+impl HashAlg for Sha384 {
+    const BLOCK_LEN: usize = 128;
+    const OUTPUT_LEN: usize = 48;
+    const LENGTH_FIELD_LEN: usize = 16;
+    type Word = u64;
+    type State = [u64; 8];
+    const INITIAL: [u64; 8] = [
+        0xcbbb_9d5d_c105_9ed8,
+        0x629a_292a_367c_d507,
+        0x9159_015a_3070_dd17,
+        0x152f_ecd8_f70e_5939,
+        0x6733_2667_ffc0_0b31,
+        0x8eb4_4a87_6858_1511,
+        0xdb0c_2e0d_64f9_8fa7,
+        0x47b5_481d_befa_4fa4,
+    ];
+
+    #[inline]
+    fn compress(state: &mut [u64; 8], blocks: &[u8]) {
+        let (blocks, rest) = blocks.as_chunks::<128>();
+        debug_assert!(rest.is_empty());
+        sha2::block_api::compress512(state, blocks);
+    }
+
+    fn write_digest(state: &[u64; 8], out: &mut [u8]) {
+        // SHA-384 is SHA-512 with its own IV, truncated to six words.
+        for (dst, w) in out.chunks_exact_mut(8).zip(state) {
+            dst.copy_from_slice(&w.to_be_bytes());
+        }
+    }
+}
+
+/// A hash in progress: chaining value, a partial block, and the byte count so far.
+pub(crate) struct Stream<H: HashAlg> {
+    state: H::State,
+    partial: [u8; MAX_BLOCK_LEN],
+    partial_len: usize,
+    total: u64,
+}
+
+impl<H: HashAlg> Stream<H> {
+    /// Starts from the initial value.
+    #[cfg(test)]
+    pub(crate) fn new() -> Self {
+        Self::resume(H::INITIAL, 0)
+    }
+
+    /// Continues from a chaining value reached after `blocks` whole blocks.
+    pub(crate) fn resume(state: H::State, blocks: u64) -> Self {
+        Stream {
+            state,
+            partial: [0; MAX_BLOCK_LEN],
+            partial_len: 0,
+            total: blocks * H::BLOCK_LEN as u64,
+        }
+    }
+
+    /// Absorbs `data`. Its length (not its content) is public.
+    pub(crate) fn update(&mut self, mut data: &[u8]) {
+        let block = H::BLOCK_LEN;
+        self.total += data.len() as u64;
+        if self.partial_len > 0 {
+            let take = (block - self.partial_len).min(data.len());
+            self.partial[self.partial_len..self.partial_len + take].copy_from_slice(&data[..take]);
+            self.partial_len += take;
+            data = &data[take..];
+            if self.partial_len < block {
+                return;
+            }
+            H::compress(&mut self.state, &self.partial[..block]);
+            self.partial_len = 0;
+        }
+        let whole = data.len() - data.len() % block;
+        if whole > 0 {
+            H::compress(&mut self.state, &data[..whole]);
+        }
+        let rest = &data[whole..];
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.partial_len = rest.len();
+    }
+
+    /// Pads and finishes; writes [`HashAlg::OUTPUT_LEN`] bytes to `out`.
+    pub(crate) fn finish(mut self, out: &mut [u8]) {
+        let block = H::BLOCK_LEN;
+        let field = H::LENGTH_FIELD_LEN;
+        let bits = u128::from(self.total) * 8;
+        let n = self.partial_len;
+        self.partial[n] = 0x80;
+        self.partial[n + 1..block].fill(0);
+        if n + 1 > block - field {
+            H::compress(&mut self.state, &self.partial[..block]);
+            self.partial[..block].fill(0);
+        }
+        self.partial[block - field..block].copy_from_slice(&bits.to_be_bytes()[16 - field..]);
+        H::compress(&mut self.state, &self.partial[..block]);
+        H::write_digest(&self.state, out);
+    }
+
+    /// Absorbs the first `secret_len` bytes of `suffix` and finishes, with the same
+    /// instructions and memory accesses for every `secret_len <= suffix.len()`.
+    ///
+    /// `suffix.len()` is public and decides how many blocks are compressed.
+    pub(crate) fn finish_with_secret_suffix(
+        mut self,
+        suffix: &[u8],
+        secret_len: usize,
+        out: &mut [u8],
+    ) {
+        let block = H::BLOCK_LEN;
+        let field = H::LENGTH_FIELD_LEN;
+        let buffered = self.partial_len;
+        let max_len = suffix.len();
+
+        // Enough blocks for the longest suffix, its 0x80 byte and the bit count.
+        let blocks = (buffered + max_len + 1 + field).div_ceil(block);
+        // The block that carries the bit count for the real length.
+        let last = (buffered + secret_len + field) / block;
+        let bits = (u128::from(self.total) + secret_len as u128) * 8;
+        let bits = bits.to_be_bytes();
+        let bits = &bits[16 - field..];
+
+        let mut result = self.state;
+        let mut work = [0u8; MAX_BLOCK_LEN];
+        work[..buffered].copy_from_slice(&self.partial[..buffered]);
+        // Position in the suffix of the byte after the buffered ones.
+        let mut k = 0usize;
+        for i in 0..blocks {
+            let first = if i == 0 { buffered } else { 0 };
+            for dst in &mut work[first..block] {
+                let data = if k < max_len { suffix[k] } else { 0 };
+                *dst = (data & ct::byte(ct::lt(k, secret_len)))
+                    | (0x80 & ct::byte(ct::eq(k, secret_len)));
+                k += 1;
+            }
+            let is_last = ct::eq(i, last);
+            for (dst, &b) in work[block - field..block].iter_mut().zip(bits) {
+                *dst |= b & ct::byte(is_last);
+            }
+            H::compress(&mut self.state, &work[..block]);
+            let keep = ct::choice(is_last);
+            for (r, s) in result.as_mut().iter_mut().zip(self.state.as_ref()) {
+                r.conditional_assign(s, keep);
+            }
+        }
+        H::write_digest(&result, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::Digest;
+    use std::vec::Vec;
+
+    fn reference<H: HashAlg>(data: &[u8]) -> Vec<u8> {
+        match H::OUTPUT_LEN {
+            20 => sha1::Sha1::digest(data).to_vec(),
+            32 => sha2::Sha256::digest(data).to_vec(),
+            48 => sha2::Sha384::digest(data).to_vec(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn streaming_matches<H: HashAlg>() {
+        let data: Vec<u8> = (0..700u32).map(|i| (i * 11 + 1) as u8).collect();
+        for len in 0..400 {
+            for split in [0, 1.min(len), len / 3, len] {
+                let mut s = Stream::<H>::new();
+                s.update(&data[..split]);
+                s.update(&data[split..len]);
+                let mut out = [0u8; MAX_OUTPUT_LEN];
+                s.finish(&mut out[..H::OUTPUT_LEN]);
+                assert_eq!(&out[..H::OUTPUT_LEN], reference::<H>(&data[..len]), "{len}");
+            }
+        }
+    }
+
+    /// Sweeps public prefix length x public maximum x secret length, like the
+    /// secret-suffix tests of BoringSSL.
+    fn secret_suffix_matches<H: HashAlg>() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 29 + 7) as u8).collect();
+        let prefixes = [
+            0,
+            1,
+            13,
+            H::BLOCK_LEN - 1,
+            H::BLOCK_LEN,
+            H::BLOCK_LEN + 55,
+            300,
+        ];
+        for prefix in prefixes {
+            for max_len in (0..=300).step_by(7).chain([H::BLOCK_LEN - 9, H::BLOCK_LEN]) {
+                for len in 0..=max_len {
+                    let mut s = Stream::<H>::new();
+                    s.update(&data[..prefix]);
+                    let mut out = [0u8; MAX_OUTPUT_LEN];
+                    let suffix = &data[prefix..prefix + max_len];
+                    s.finish_with_secret_suffix(suffix, len, &mut out[..H::OUTPUT_LEN]);
+                    assert_eq!(
+                        &out[..H::OUTPUT_LEN],
+                        reference::<H>(&data[..prefix + len]),
+                        "prefix {prefix} max {max_len} len {len}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sha1_streaming() {
+        streaming_matches::<Sha1>();
+    }
+    #[test]
+    fn sha256_streaming() {
+        streaming_matches::<Sha256>();
+    }
+    #[test]
+    fn sha384_streaming() {
+        streaming_matches::<Sha384>();
+    }
+    #[test]
+    fn sha1_secret_suffix() {
+        secret_suffix_matches::<Sha1>();
+    }
+    #[test]
+    fn sha256_secret_suffix() {
+        secret_suffix_matches::<Sha256>();
+    }
+    #[test]
+    fn sha384_secret_suffix() {
+        secret_suffix_matches::<Sha384>();
+    }
+}

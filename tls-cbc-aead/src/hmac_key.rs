@@ -1,0 +1,176 @@
+//! HMAC keyed once: the chaining values after the `key ^ ipad` and `key ^ opad` blocks.
+//!
+//! Both seal and open start every record from these two states, so a record costs no key
+//! schedule and no allocation. Open also uses them to compute the record MAC over a
+//! secret-length message (see [`HmacKey::digest_record`]).
+
+use crate::{
+    digest::{HashAlg, MAX_BLOCK_LEN, MAX_OUTPUT_LEN, Stream},
+    padding::MAX_PADDING,
+};
+
+/// The precomputed inner and outer HMAC states for one MAC key.
+pub(crate) struct HmacKey<H: HashAlg> {
+    inner: H::State,
+    outer: H::State,
+}
+
+impl<H: HashAlg> Clone for HmacKey<H> {
+    fn clone(&self) -> Self {
+        HmacKey {
+            inner: self.inner,
+            outer: self.outer,
+        }
+    }
+}
+
+impl<H: HashAlg> HmacKey<H> {
+    /// Keys HMAC. TLS MAC keys are as long as the digest, so never longer than a block.
+    pub(crate) fn new(key: &[u8]) -> Self {
+        assert!(key.len() <= H::BLOCK_LEN);
+        let mut pad = [0u8; MAX_BLOCK_LEN];
+        let pad = &mut pad[..H::BLOCK_LEN];
+        pad[..key.len()].copy_from_slice(key);
+        pad.iter_mut().for_each(|b| *b ^= 0x36);
+        let mut inner = H::INITIAL;
+        H::compress(&mut inner, pad);
+        // 0x36 ^ 0x5c: turns the ipad block into the opad block.
+        pad.iter_mut().for_each(|b| *b ^= 0x6a);
+        let mut outer = H::INITIAL;
+        H::compress(&mut outer, pad);
+        wipe(pad);
+        HmacKey { inner, outer }
+    }
+
+    /// The inner hash, positioned after the key block.
+    fn inner(&self) -> Stream<H> {
+        Stream::resume(self.inner, 1)
+    }
+
+    /// Runs the outer hash over the inner digest; writes the MAC to `out`.
+    fn finish_outer(&self, inner_digest: &[u8], out: &mut [u8]) {
+        let mut outer = Stream::<H>::resume(self.outer, 1);
+        outer.update(inner_digest);
+        outer.finish(out);
+    }
+
+    /// The TLS record MAC over public data: `HMAC(ad || len16(data) || data)`.
+    pub(crate) fn mac_record(&self, ad: &[u8], data: &[u8], out: &mut [u8]) {
+        debug_assert!(data.len() <= usize::from(u16::MAX));
+        let mut inner = self.inner();
+        inner.update(ad);
+        inner.update(&(data.len() as u16).to_be_bytes());
+        inner.update(data);
+        let mut digest = [0u8; MAX_OUTPUT_LEN];
+        inner.finish(&mut digest[..H::OUTPUT_LEN]);
+        self.finish_outer(&digest[..H::OUTPUT_LEN], out);
+    }
+
+    /// The record MAC over the first `data_len` bytes of `record`, where `data_len` is
+    /// secret but known to be at least `record.len() - H::OUTPUT_LEN - 256` and at most
+    /// `record.len() - H::OUTPUT_LEN`.
+    ///
+    /// Everything before that lowest possible length is hashed normally; only the last
+    /// (at most 256) bytes go through the constant-time finish.
+    pub(crate) fn digest_record(&self, ad: &[u8], record: &[u8], data_len: usize, out: &mut [u8]) {
+        let most = record.len() - H::OUTPUT_LEN;
+        let public_len = most.saturating_sub(MAX_PADDING);
+        let mut inner = self.inner();
+        inner.update(ad);
+        // The value is secret; the two byte positions it is written to are not.
+        inner.update(&[(data_len >> 8) as u8, data_len as u8]);
+        inner.update(&record[..public_len]);
+        let mut digest = [0u8; MAX_OUTPUT_LEN];
+        inner.finish_with_secret_suffix(
+            &record[public_len..most],
+            data_len - public_len,
+            &mut digest[..H::OUTPUT_LEN],
+        );
+        self.finish_outer(&digest[..H::OUTPUT_LEN], out);
+    }
+}
+
+/// Clears key-derived bytes in a way the optimiser keeps.
+fn wipe(bytes: &mut [u8]) {
+    for b in bytes.iter_mut() {
+        *b = 0;
+    }
+    core::hint::black_box(bytes);
+}
+
+#[cfg(feature = "zeroize")]
+impl<H: HashAlg> Drop for HmacKey<H> {
+    fn drop(&mut self) {
+        use zeroize::Zeroize;
+        self.inner.as_mut().zeroize();
+        self.outer.as_mut().zeroize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::digest::{Sha1, Sha256, Sha384};
+    use hmac::{KeyInit, Mac};
+    use std::vec::Vec;
+
+    fn reference(mac_len: usize, key: &[u8], msg: &[u8]) -> Vec<u8> {
+        match mac_len {
+            20 => {
+                let mut m = hmac::Hmac::<sha1::Sha1>::new_from_slice(key).unwrap();
+                m.update(msg);
+                m.finalize().into_bytes().to_vec()
+            }
+            32 => {
+                let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+                m.update(msg);
+                m.finalize().into_bytes().to_vec()
+            }
+            _ => {
+                let mut m = hmac::Hmac::<sha2::Sha384>::new_from_slice(key).unwrap();
+                m.update(msg);
+                m.finalize().into_bytes().to_vec()
+            }
+        }
+    }
+
+    fn both_paths_match_hmac<H: HashAlg>() {
+        let key: Vec<u8> = (0..H::OUTPUT_LEN as u8).map(|i| i ^ 0xa5).collect();
+        let k = HmacKey::<H>::new(&key);
+        let ad = *b"\x00\x00\x00\x00\x00\x00\x00\x07\x17\x03\x03";
+        let record: Vec<u8> = (0..700u32).map(|i| (i * 3) as u8).collect();
+        for len in [0usize, 1, 63, 64, 65, 127, 128, 300, 555, 650] {
+            let mut msg = ad.to_vec();
+            msg.extend_from_slice(&(len as u16).to_be_bytes());
+            msg.extend_from_slice(&record[..len]);
+            let want = reference(H::OUTPUT_LEN, &key, &msg);
+            let mut out = [0u8; MAX_OUTPUT_LEN];
+            k.mac_record(&ad, &record[..len], &mut out[..H::OUTPUT_LEN]);
+            assert_eq!(&out[..H::OUTPUT_LEN], want);
+            // Any record long enough to leave `len` inside the secret window.
+            for extra in [H::OUTPUT_LEN, H::OUTPUT_LEN + 1, H::OUTPUT_LEN + 256] {
+                let rec = &record[..(len + extra).min(record.len())];
+                if rec.len() < len + H::OUTPUT_LEN || len + H::OUTPUT_LEN + MAX_PADDING < rec.len()
+                {
+                    continue;
+                }
+                let mut out = [0u8; MAX_OUTPUT_LEN];
+                k.digest_record(&ad, rec, len, &mut out[..H::OUTPUT_LEN]);
+                assert_eq!(&out[..H::OUTPUT_LEN], want, "len {len} extra {extra}");
+            }
+        }
+    }
+
+    #[test]
+    fn sha1() {
+        both_paths_match_hmac::<Sha1>();
+    }
+    #[test]
+    fn sha256() {
+        both_paths_match_hmac::<Sha256>();
+    }
+    #[test]
+    fn sha384() {
+        both_paths_match_hmac::<Sha384>();
+    }
+}

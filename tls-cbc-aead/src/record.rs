@@ -1,0 +1,103 @@
+//! Sealing and opening one TLS CBC record, shared by the explicit- and implicit-IV suites.
+//!
+//! Seal: `CBC(plaintext || HMAC(ad || len16 || plaintext) || padding)` with minimal padding.
+//! Open: decrypt, then check padding, recompute the MAC over the secret-length data and
+//! extract the received MAC, all in constant time, and branch only on the final accept
+//! bit. Every failure after decryption is the same error after the same work, and leaves
+//! the buffer empty and zeroed.
+
+use aead::{Buffer, Error, Result};
+use subtle::ConstantTimeEq;
+
+use crate::{
+    cbc::CbcCipher,
+    copy_mac::copy_mac,
+    ct, ct_check,
+    digest::{HashAlg, MAX_OUTPUT_LEN},
+    hmac_key::HmacKey,
+    padding,
+};
+
+/// Length of the associated data: sequence number (8), content type (1), version (2).
+pub const AD_LEN: usize = 11;
+
+/// The largest plaintext whose length fits the 16-bit length in the MAC input.
+pub const MAX_PLAINTEXT_LEN: usize = u16::MAX as usize;
+
+/// Largest CBC block among the suites (AES).
+const MAX_CIPHER_BLOCK: usize = 16;
+
+/// Seals the plaintext in `buffer` into a record, chaining from `iv`.
+pub(crate) fn seal<C: CbcCipher, H: HashAlg>(
+    cipher: &C,
+    mac: &HmacKey<H>,
+    iv: &mut C::Block,
+    ad: &[u8],
+    buffer: &mut dyn Buffer,
+) -> Result<()> {
+    let len = buffer.len();
+    if ad.len() != AD_LEN || len > MAX_PLAINTEXT_LEN {
+        return Err(Error);
+    }
+    let mac_len = H::OUTPUT_LEN;
+    // 1..=BLOCK_LEN bytes, length byte included, to reach a whole number of blocks.
+    let pad_len = C::BLOCK_LEN - (len + mac_len) % C::BLOCK_LEN;
+
+    let mut trailer = [0u8; MAX_OUTPUT_LEN + MAX_CIPHER_BLOCK];
+    mac.mac_record(ad, buffer.as_ref(), &mut trailer[..mac_len]);
+    trailer[mac_len..mac_len + pad_len].fill((pad_len - 1) as u8);
+    if let Err(e) = buffer.extend_from_slice(&trailer[..mac_len + pad_len]) {
+        buffer.truncate(len);
+        return Err(e);
+    }
+    cipher.cbc_encrypt(iv, buffer.as_mut());
+    Ok(())
+}
+
+/// Opens the record in `buffer`, chaining from `iv`; on success `buffer` holds the
+/// plaintext, on any failure it is empty (and what was decrypted has been zeroed).
+pub(crate) fn open<C: CbcCipher, H: HashAlg>(
+    cipher: &C,
+    mac: &HmacKey<H>,
+    iv: &mut C::Block,
+    ad: &[u8],
+    buffer: &mut dyn Buffer,
+) -> Result<()> {
+    let len = buffer.len();
+    let mac_len = H::OUTPUT_LEN;
+    // Public facts about the record fail early. A record longer than the largest plaintext
+    // plus MAC plus the longest padding cannot have been sealed: its plaintext length would
+    // not fit the MAC's 16-bit length field.
+    let too_long = len > MAX_PLAINTEXT_LEN + mac_len + padding::MAX_PADDING;
+    if ad.len() != AD_LEN || !len.is_multiple_of(C::BLOCK_LEN) || len <= mac_len || too_long {
+        // Only ciphertext is there, but every failed open leaves the buffer empty.
+        buffer.truncate(0);
+        return Err(Error);
+    }
+    cipher.cbc_decrypt(iv, buffer.as_mut());
+
+    let record = buffer.as_ref();
+    ct_check::mark_secret(record);
+
+    let (padding_good, data_and_mac_len) = padding::check(record, mac_len);
+    let data_len = data_and_mac_len - mac_len;
+
+    let mut expected = [0u8; MAX_OUTPUT_LEN];
+    mac.digest_record(ad, record, data_len, &mut expected[..mac_len]);
+    let mut received = [0u8; MAX_OUTPUT_LEN];
+    copy_mac(&mut received[..mac_len], record, data_and_mac_len);
+
+    let accept = expected[..mac_len].ct_eq(&received[..mac_len]) & ct::choice(padding_good);
+    let mut accept = accept.unwrap_u8();
+    ct_check::declassify(&mut accept);
+    if accept == 1 {
+        let mut data_len = data_len;
+        ct_check::declassify(&mut data_len);
+        buffer.truncate(data_len);
+        Ok(())
+    } else {
+        buffer.as_mut().fill(0);
+        buffer.truncate(0);
+        Err(Error)
+    }
+}
