@@ -255,6 +255,69 @@ fn counters<const N: usize>(ctr: __m256i, rk0: __m256i) -> [__m256i; N] {
     })
 }
 
+/// The counter blocks of the bulk loop: four vectors of two big-endian counter blocks,
+/// ready for AES, stepped by 8 blocks with one `VPADDD` per vector on the last byte of
+/// each block while that byte cannot carry (the first block's low byte at most 240), and
+/// rebuilt from the little-endian base otherwise. This saves four `VPSHUFB` per
+/// iteration on the shuffle port, which the carry-less multiplies already keep busy: at
+/// 256 bits that port, not AES, sets the pace.
+struct Counters {
+    /// Little-endian counters `c0, c0+1` (lowest dword counts).
+    base: __m256i,
+    /// Blocks since `base`.
+    done: u32,
+    /// Big-endian blocks `c0+done .. c0+done+7`.
+    be: [__m256i; VECS],
+}
+
+impl Counters {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn new(base: __m256i) -> Self {
+        Self {
+            base,
+            done: 0,
+            be: Self::rebuild(base, 0),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn rebuild(base: __m256i, done: u32) -> [__m256i; VECS] {
+        core::array::from_fn(|i| {
+            bswap256(_mm256_add_epi32(
+                base,
+                inc(done.wrapping_add(2 * i as u32) as i32),
+            ))
+        })
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn whitened(&self, rk0: __m256i) -> [__m256i; VECS] {
+        self.be.map(|c| _mm256_xor_si256(c, rk0))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn step(&mut self, first_low_byte: u32) {
+        self.done = self.done.wrapping_add(8);
+        if first_low_byte <= 240 {
+            let carry_free = _mm256_set_epi32(8 << 24, 0, 0, 0, 8 << 24, 0, 0, 0);
+            self.be = self.be.map(|c| _mm256_add_epi32(c, carry_free));
+        } else {
+            self.be = Self::rebuild(self.base, self.done);
+        }
+    }
+
+    /// Little-endian counters for the tail: `c0+done, c0+done+1`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn le(&self) -> __m256i {
+        _mm256_add_epi32(self.base, inc(self.done as i32))
+    }
+}
+
 /// Rounds 1 to NR of `s`, XORed with `input` in the last round; with `HASH`, the
 /// products of `hash_in` and `hp` accumulated between the first rounds.
 #[inline]
@@ -324,11 +387,13 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         rk[i] = _mm256_broadcastsi128_si256(key.aes.rk[i]);
     }
     let hp = powers8(&key.h);
-    let step = inc(8);
-    let mut ctr = _mm256_add_epi32(
+    let base = _mm256_add_epi32(
         _mm256_broadcastsi128_si256(ctr),
         _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0),
     );
+    // The first block's counter, to know when a step carries (see `Counters`).
+    let c0 = _mm_cvtsi128_si32(ctr) as u32;
+    let mut ctrs = Counters::new(base);
     let none = [_mm256_setzero_si256(); VECS];
     let mut off = 0;
 
@@ -337,21 +402,21 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             // SAFETY: `CHUNK <= io.len`.
             let input = unsafe { load4(io, 0) };
             let (mut pending, _) =
-                stitched::<NR, false, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &hp);
+                stitched::<NR, false, VECS>(&rk, ctrs.whitened(rk[0]), &input, &none, &hp);
             // SAFETY: as above.
             unsafe { store4(io, 0, &pending) };
-            ctr = _mm256_add_epi32(ctr, step);
+            ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
             off = CHUNK;
             while off + CHUNK <= io.len {
                 let hash_in = hash_input(&pending, x);
                 // SAFETY: `off + CHUNK <= io.len`.
                 let input = unsafe { load4(io, off) };
                 let (out, w) =
-                    stitched::<NR, true, VECS>(&rk, counters(ctr, rk[0]), &input, &hash_in, &hp);
+                    stitched::<NR, true, VECS>(&rk, ctrs.whitened(rk[0]), &input, &hash_in, &hp);
                 // SAFETY: as above.
                 unsafe { store4(io, off, &out) };
                 x = w.reduce();
-                ctr = _mm256_add_epi32(ctr, step);
+                ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
                 off += CHUNK;
                 pending = out;
             }
@@ -363,16 +428,16 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             let input = unsafe { load4(io, off) };
             let (out, w) = if HASH {
                 let hash_in = hash_input(&input, x);
-                stitched::<NR, true, VECS>(&rk, counters(ctr, rk[0]), &input, &hash_in, &hp)
+                stitched::<NR, true, VECS>(&rk, ctrs.whitened(rk[0]), &input, &hash_in, &hp)
             } else {
-                stitched::<NR, false, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &hp)
+                stitched::<NR, false, VECS>(&rk, ctrs.whitened(rk[0]), &input, &none, &hp)
             };
             // SAFETY: as above.
             unsafe { store4(io, off, &out) };
             if HASH {
                 x = w.reduce();
             }
-            ctr = _mm256_add_epi32(ctr, step);
+            ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
             off += CHUNK;
         }
     }
@@ -381,6 +446,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     if rem == 0 {
         return x;
     }
+    let ctr = ctrs.le();
     let mut buf = [0u8; CHUNK];
     // SAFETY: `off + rem == io.len` and `rem < CHUNK`.
     unsafe { read_tail(io, off, rem, &mut buf) };
