@@ -44,10 +44,9 @@ use rustls::{
     SupportedCipherSuite, Tls12CipherSuite, Tls13CipherSuite,
 };
 
-// The AEAD behind the suites. Until this crate's own `AesGcm` lands, RustCrypto's
-// `aes-gcm` stands in through the same `aead` traits; switching is these two lines.
-type Aes128 = aes_gcm::Aes128Gcm;
-type Aes256 = aes_gcm::Aes256Gcm;
+// The AEAD behind the suites; only the `aead` traits are used, so any `AesGcm` fits.
+type Aes128 = crate::Aes128Gcm;
+type Aes256 = crate::Aes256Gcm;
 
 const TAG_LEN: usize = 16;
 /// TLS 1.2 GCM records carry the low 8 bytes of the nonce in front of the ciphertext
