@@ -11,7 +11,8 @@
 //! the [`PrefixedPayload`] rustls sizes for it (capacity covers the tag, so it never
 //! grows), and the decrypter opens in the [`BorrowedPayload`] of the received record
 //! and returns a sub-slice of it. No allocation is made per record beyond the
-//! payload buffer that rustls's own API requires of every encrypter.
+//! payload buffer that rustls's own API requires of every encrypter. The feature turns
+//! on `zeroize`, so a connection's expanded keys are wiped when it lets go of them.
 //!
 //! ```no_run
 //! use std::sync::Arc;
