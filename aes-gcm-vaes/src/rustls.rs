@@ -220,27 +220,27 @@ struct Tls12Gcm<A>(PhantomData<fn() -> A>);
 /// 8 bytes rustls derives for the first explicit nonce. XORing the sequence number
 /// into it (as TLS 1.3 does) yields unique explicit nonces, and is what ring and
 /// aws-lc-rs do, so extracted secrets mean the same thing whichever provider made them.
-fn tls12_iv(salt: &[u8], explicit: &[u8]) -> Iv {
+/// `None` if rustls passes other lengths than `key_block_shape()` asks for (it does not).
+fn tls12_iv(salt: &[u8], explicit: &[u8]) -> Option<Iv> {
+    let salt: [u8; 4] = salt.try_into().ok()?;
+    let explicit: [u8; EXPLICIT_NONCE_LEN] = explicit.try_into().ok()?;
     let mut iv = [0u8; 12];
-    iv[..4].copy_from_slice(salt);
-    iv[4..].copy_from_slice(explicit);
-    Iv::from(iv)
+    iv[..4].copy_from_slice(&salt);
+    iv[4..].copy_from_slice(&explicit);
+    Some(Iv::from(iv))
 }
 
 impl<A: RecordAead> Tls12AeadAlgorithm for Tls12Gcm<A> {
     fn encrypter(&self, key: AeadKey, iv: &[u8], extra: &[u8]) -> Box<dyn MessageEncrypter> {
-        Box::new(Tls12Encrypter {
-            cipher: new_cipher::<A>(&key),
-            iv: tls12_iv(iv, extra),
-        })
+        // Bad lengths leave the encrypter unusable (every record an error), not a panic.
+        let state = tls12_iv(iv, extra).zip(new_cipher::<A>(&key));
+        Box::new(Tls12Encrypter { state })
     }
 
     fn decrypter(&self, key: AeadKey, iv: &[u8]) -> Box<dyn MessageDecrypter> {
-        let mut salt = [0u8; 4];
-        salt.copy_from_slice(iv);
+        let salt: Option<[u8; 4]> = iv.try_into().ok();
         Box::new(Tls12Decrypter {
-            cipher: new_cipher::<A>(&key),
-            salt,
+            state: salt.zip(new_cipher::<A>(&key)),
         })
     }
 
@@ -258,18 +258,17 @@ impl<A: RecordAead> Tls12AeadAlgorithm for Tls12Gcm<A> {
         iv: &[u8],
         explicit: &[u8],
     ) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
-        Ok(A::traffic_secrets(key, tls12_iv(iv, explicit)))
+        let iv = tls12_iv(iv, explicit).ok_or(UnsupportedOperationError)?;
+        Ok(A::traffic_secrets(key, iv))
     }
 }
 
 struct Tls12Encrypter<A> {
-    cipher: Option<A>,
-    iv: Iv,
+    state: Option<(Iv, A)>,
 }
 
 struct Tls12Decrypter<A> {
-    cipher: Option<A>,
-    salt: [u8; 4],
+    state: Option<([u8; 4], A)>,
 }
 
 impl<A: RecordAead> MessageEncrypter for Tls12Encrypter<A> {
@@ -278,8 +277,8 @@ impl<A: RecordAead> MessageEncrypter for Tls12Encrypter<A> {
         msg: OutboundPlainMessage<'_>,
         seq: u64,
     ) -> Result<OutboundOpaqueMessage, Error> {
-        let cipher = self.cipher.as_ref().ok_or(Error::EncryptError)?;
-        let nonce = Nonce::new(&self.iv, seq);
+        let (iv, cipher) = self.state.as_ref().ok_or(Error::EncryptError)?;
+        let nonce = Nonce::new(iv, seq);
         let aad = make_tls12_aad(seq, msg.typ, msg.version, msg.payload.len());
         let mut payload =
             PrefixedPayload::with_capacity(self.encrypted_payload_len(msg.payload.len()));
@@ -306,13 +305,13 @@ impl<A: RecordAead> MessageDecrypter for Tls12Decrypter<A> {
         mut msg: InboundOpaqueMessage<'a>,
         seq: u64,
     ) -> Result<InboundPlainMessage<'a>, Error> {
-        let cipher = self.cipher.as_ref().ok_or(Error::DecryptError)?;
+        let (salt, cipher) = self.state.as_ref().ok_or(Error::DecryptError)?;
         let payload = &mut msg.payload;
         let Some(plain_len) = payload.len().checked_sub(TLS12_OVERHEAD) else {
             return Err(Error::DecryptError);
         };
         let mut nonce = [0u8; 12];
-        nonce[..4].copy_from_slice(&self.salt);
+        nonce[..4].copy_from_slice(salt);
         nonce[4..].copy_from_slice(&payload[..EXPLICIT_NONCE_LEN]);
         let aad = make_tls12_aad(seq, msg.typ, msg.version, plain_len);
         open(
@@ -694,6 +693,30 @@ mod tests {
             payload: [1u8, 2, 3].as_slice().into(),
         };
         assert!(matches!(enc.encrypt(msg, 0), Err(Error::EncryptError)));
+    }
+
+    #[test]
+    fn tls12_bad_iv_lengths_fail_without_panicking() {
+        let alg = aead12(TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384);
+        let mut enc = alg.encrypter(key_iv().0, &[1, 2, 3], &[0; 8]);
+        let msg = OutboundPlainMessage {
+            typ: ContentType::ApplicationData,
+            version: ProtocolVersion::TLSv1_2,
+            payload: [1u8, 2, 3].as_slice().into(),
+        };
+        assert!(matches!(enc.encrypt(msg, 0), Err(Error::EncryptError)));
+        let mut dec = alg.decrypter(key_iv().0, &[1, 2, 3, 4, 5]);
+        let mut record = std::vec![0u8; 64];
+        let msg = InboundOpaqueMessage::new(
+            ContentType::ApplicationData,
+            ProtocolVersion::TLSv1_2,
+            &mut record,
+        );
+        assert!(matches!(dec.decrypt(msg, 0), Err(Error::DecryptError)));
+        assert!(
+            alg.extract_keys(key_iv().0, &[1, 2, 3, 4], &[0; 7])
+                .is_err()
+        );
     }
 
     #[test]
