@@ -9,6 +9,10 @@ mod harness;
 use harness::Contender;
 
 fn main() {
+    println!(
+        "aes-gcm-vaes back end: {}",
+        aes_gcm_vaes::Backend::detect().name()
+    );
     harness::run(&[
         Contender {
             name: "aes-gcm-vaes",
