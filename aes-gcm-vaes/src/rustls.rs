@@ -14,12 +14,24 @@
 //! payload buffer that rustls's own API requires of every encrypter. The feature turns
 //! on `zeroize`, so a connection's expanded keys are wiped when it lets go of them.
 //!
-//! ```no_run
+//! ```
 //! use std::sync::Arc;
-//! let config = rustls::ClientConfig::builder_with_provider(Arc::new(aes_gcm_vaes::rustls::provider()))
+//!
+//! use aes_gcm_vaes::rustls::{provider, AES_GCM_CIPHER_SUITES};
+//!
+//! // A drop-in for `rustls::crypto::ring::default_provider()`:
+//! let config = rustls::ClientConfig::builder_with_provider(Arc::new(provider()))
 //!     .with_safe_default_protocol_versions()
 //!     .unwrap();
 //! # let _ = config;
+//!
+//! // Or only the AES-GCM suites, e.g. for kernel TLS (`enable_secret_extraction`, then
+//! // `dangerous_extract_secrets()` yields `ConnectionTrafficSecrets::Aes{128,256}Gcm`).
+//! let aes_only = rustls::crypto::CryptoProvider {
+//!     cipher_suites: AES_GCM_CIPHER_SUITES.to_vec(),
+//!     ..provider()
+//! };
+//! assert_eq!(aes_only.cipher_suites.len(), 6);
 //! ```
 
 extern crate alloc;
