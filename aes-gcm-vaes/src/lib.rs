@@ -73,6 +73,8 @@ pub use gcm_core::{self, Backend};
 
 #[cfg(feature = "aead05")]
 mod aead05_compat;
+#[cfg(feature = "rustls")]
+pub mod rustls;
 
 use aead::{
     TagPosition,
