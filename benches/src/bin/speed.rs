@@ -1,0 +1,459 @@
+//! `speed`: throughput of our AES-GCM in the format of BoringSSL's `bssl speed`, optionally
+//! interleaved with peer implementations (`--peers`), the AES-CTR roofline (`--roofline`) and
+//! TLS CBC-HMAC records (`--tls-cbc`), with tables, CSV and an SVG chart at the end.
+//!
+//! Run `speed --help` for the options. Times are thread CPU time (see `benches::clock`).
+
+use std::process::ExitCode;
+
+use benches::clock::{Sample, median};
+use benches::gcm::Subject;
+use benches::report::{Kind, Results};
+use benches::{Alg, DEFAULT_SIZES, Op, ours, peers};
+
+const HELP: &str = "\
+speed: AES-GCM throughput, printed like `bssl speed`
+
+usage: speed [options]
+  --filter STR       only run tests whose name contains STR (case-insensitive), where a
+                     name is e.g. \"AES-128-GCM seal\" or \"AES-128-CBC-SHA1 open\"
+  --chunks A,B,...   message sizes in bytes (default 16,64,256,512,1350,4096,8192,16384;
+                     TLS CBC default 16,256,1350,8192,16384)
+  --timeout SECS     CPU seconds per measurement (default 1, or 0.1 with --peers)
+  --rounds N         interleaved rounds per measurement, median reported
+                     (default 1, or 7 with --peers)
+  --backend NAME     force our back end: vaes512, vaes256, aesni or portable
+  --all-backends     also measure ours with every other back end this CPU has
+  --peers            also measure RustCrypto aes-gcm, ring, aws-lc-rs, graviola and
+                     OpenSSL (those built in), round-robin per size
+  --roofline         also measure our AES-CTR-only loop (same AES code, no GHASH)
+  --tls-cbc          TLS CBC-HMAC records: ours (feature tls-cbc) and OpenSSL
+  --no-gcm           skip the AES-GCM measurements (with --tls-cbc)
+  --no-key-setup     skip the key set-up figures
+  --csv FILE         write every figure as CSV
+  --plot FILE        write an SVG chart of MB/s against message size
+  --markdown FILE    write the tables as Markdown
+  -h, --help         this text
+";
+
+struct Opts {
+    filter: Option<String>,
+    chunks: Option<Vec<usize>>,
+    timeout: Option<f64>,
+    rounds: Option<usize>,
+    backend: Option<ours::Backend>,
+    all_backends: bool,
+    peers: bool,
+    roofline: bool,
+    tls_cbc: bool,
+    gcm: bool,
+    key_setup: bool,
+    csv: Option<String>,
+    plot: Option<String>,
+    markdown: Option<String>,
+}
+
+fn parse(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        filter: None,
+        chunks: None,
+        timeout: None,
+        rounds: None,
+        backend: None,
+        all_backends: false,
+        peers: false,
+        roofline: false,
+        tls_cbc: false,
+        gcm: true,
+        key_setup: true,
+        csv: None,
+        plot: None,
+        markdown: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{a} needs a value"))
+        };
+        match a.as_str() {
+            "--filter" => o.filter = Some(value()?.to_lowercase()),
+            "--chunks" => {
+                let v = value()?;
+                let sizes = v
+                    .split(',')
+                    .map(|s| {
+                        s.trim()
+                            .parse::<usize>()
+                            .map_err(|e| format!("--chunks {s:?}: {e}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if sizes.is_empty() {
+                    return Err("--chunks needs at least one size".into());
+                }
+                o.chunks = Some(sizes);
+            }
+            "--timeout" => {
+                let v = value()?;
+                let t: f64 = v.parse().map_err(|e| format!("--timeout {v:?}: {e}"))?;
+                if !(t > 0.0 && t < 3600.0) {
+                    return Err(format!("--timeout {t} out of range"));
+                }
+                o.timeout = Some(t);
+            }
+            "--rounds" => {
+                let v = value()?;
+                let r: usize = v.parse().map_err(|e| format!("--rounds {v:?}: {e}"))?;
+                o.rounds = Some(r.max(1));
+            }
+            "--backend" => o.backend = Some(ours::parse_backend(&value()?)?),
+            "--all-backends" => o.all_backends = true,
+            "--peers" => o.peers = true,
+            "--roofline" => o.roofline = true,
+            "--tls-cbc" => o.tls_cbc = true,
+            "--no-gcm" => o.gcm = false,
+            "--no-key-setup" => o.key_setup = false,
+            "--csv" => o.csv = Some(value()?),
+            "--plot" => o.plot = Some(value()?),
+            "--markdown" => o.markdown = Some(value()?),
+            "-h" | "--help" => {
+                print!("{HELP}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown option {other:?} (try --help)")),
+        }
+    }
+    if let Some(b) = o.backend {
+        if !b.is_available() {
+            return Err(format!(
+                "back end {} is not available on this CPU",
+                b.name()
+            ));
+        }
+        if o.all_backends {
+            return Err("--backend and --all-backends exclude each other".into());
+        }
+    }
+    Ok(o)
+}
+
+impl Opts {
+    fn wanted(&self, name: &str) -> bool {
+        match &self.filter {
+            None => true,
+            Some(f) => name.to_lowercase().contains(f),
+        }
+    }
+
+    fn budget_ns(&self) -> u64 {
+        let secs = self.timeout.unwrap_or(if self.peers { 0.1 } else { 1.0 });
+        (secs * 1e9) as u64
+    }
+
+    fn rounds(&self) -> usize {
+        self.rounds.unwrap_or(if self.peers { 7 } else { 1 })
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// Ours for `alg` as the options ask: the default back end (or the forced one), then with
+/// `--all-backends` each other available back end forced.
+fn our_subjects(o: &Opts, alg: Alg) -> Vec<Box<dyn Subject>> {
+    if let Some(b) = o.backend {
+        return vec![ours::subject(alg, Some(b))];
+    }
+    let mut v = vec![ours::subject(alg, None)];
+    if o.all_backends {
+        let default = ours::backend_in_use(alg);
+        for b in ours::available_backends() {
+            if b != default {
+                v.push(ours::subject(alg, Some(b)));
+            }
+        }
+    }
+    v
+}
+
+/// Every implementation must agree on tag and ciphertext before any of them is timed.
+fn cross_check(alg: Alg, subs: &mut [Box<dyn Subject>], sizes: &[usize]) -> Result<(), String> {
+    let mut lens: Vec<usize> = vec![0, 1, 15, 17, 100, 513];
+    lens.extend_from_slice(sizes);
+    for len in lens {
+        // (who answered first, their tag and ciphertext)
+        type Answer = (String, ([u8; 16], Vec<u8>));
+        let mut first: Option<Answer> = None;
+        for s in subs.iter_mut() {
+            let a = s.answer(len);
+            match &first {
+                None => first = Some((s.name().to_string(), a)),
+                Some((n, f)) if *f != a => {
+                    return Err(format!(
+                        "{} at {len} bytes: {} and {n} disagree",
+                        alg.name(),
+                        s.name()
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn print_median_line(prefix: &str, samples: &[Sample], what: &str, len: usize, op: &str) {
+    let rates: Vec<f64> = samples.iter().map(|s| s.mb_per_s(len)).collect();
+    let m = median(&rates);
+    // The round whose rate is nearest the median stands for the whole measurement.
+    if let Some(s) = samples.iter().min_by(|a, b| {
+        (a.mb_per_s(len) - m)
+            .abs()
+            .total_cmp(&(b.mb_per_s(len) - m).abs())
+    }) {
+        println!("{prefix}{}", s.bssl_line(what, len, op));
+    }
+}
+
+fn key_setup(o: &Opts, alg: Alg, subs: &[Box<dyn Subject>]) {
+    let budget = o.budget_ns().min(200_000_000);
+    for s in subs {
+        let k = s.key_setup(budget);
+        println!(
+            "{} key set-up: {:<12} {:>8.1} ns/key, size_of key object {} bytes",
+            alg.name(),
+            s.name(),
+            k.ns_per_op(),
+            s.key_size()
+        );
+    }
+    let (k, size) = ours::gcm_key_setup(alg, o.backend, budget);
+    println!(
+        "{} key set-up: {:<12} {:>8.1} ns/key, size_of key object {} bytes (gcm_core::GcmKey)",
+        alg.name(),
+        "ours-core",
+        k.ns_per_op(),
+        size
+    );
+}
+
+fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
+    let sizes = o.chunks.clone().unwrap_or_else(|| DEFAULT_SIZES.to_vec());
+    let rounds = o.rounds();
+    let budget = o.budget_ns();
+    for alg in Alg::ALL {
+        let ops: Vec<Op> = Op::ALL
+            .into_iter()
+            .filter(|op| o.wanted(&format!("{} {}", alg.name(), op.name())))
+            .collect();
+        if ops.is_empty() {
+            continue;
+        }
+        let mut subs = our_subjects(o, alg);
+        if o.peers {
+            subs.extend(peers::subjects(alg));
+        }
+        cross_check(alg, &mut subs, &sizes)?;
+        if o.key_setup {
+            key_setup(o, alg, &subs);
+        }
+        let several = subs.len() > 1 || o.roofline;
+        let ctr_name = match alg {
+            Alg::Aes128Gcm => "AES-128-CTR",
+            Alg::Aes256Gcm => "AES-256-CTR",
+        };
+        for &op in &ops {
+            for &len in &sizes {
+                let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); subs.len()];
+                let mut roof: Vec<Sample> = Vec::new();
+                for _ in 0..rounds {
+                    for (i, s) in subs.iter_mut().enumerate() {
+                        samples[i].push(s.measure(op, len, budget));
+                    }
+                    // The roofline is the same for both directions; measure it once.
+                    if o.roofline && op == ops[0] {
+                        roof.push(ours::ctr_roofline(alg, o.backend, len, budget));
+                    }
+                }
+                for (s, smp) in subs.iter().zip(&samples) {
+                    let prefix = if several {
+                        format!("{:>12}: ", s.name())
+                    } else {
+                        String::new()
+                    };
+                    print_median_line(&prefix, smp, alg.name(), len, op.name());
+                    let kind = if s.is_ours() { Kind::Ours } else { Kind::Peer };
+                    for x in smp {
+                        results.add_round(
+                            alg.name(),
+                            op.name(),
+                            s.name(),
+                            kind,
+                            len,
+                            x.mb_per_s(len),
+                        );
+                    }
+                }
+                if !roof.is_empty() {
+                    print_median_line(
+                        &format!("{:>12}: ", "roofline"),
+                        &roof,
+                        ctr_name,
+                        len,
+                        "encrypt",
+                    );
+                    for x in &roof {
+                        for op in &ops {
+                            let name = format!("{ctr_name} only");
+                            results.add_round(
+                                alg.name(),
+                                op.name(),
+                                &name,
+                                Kind::Roofline,
+                                len,
+                                x.mb_per_s(len),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(feature = "peer-openssl")]
+fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
+    use benches::tls_cbc::{CbcAlg, TLS_SIZES, cross_check, subjects};
+    let sizes = o.chunks.clone().unwrap_or_else(|| TLS_SIZES.to_vec());
+    if !cfg!(feature = "tls-cbc") {
+        println!("(built without the tls-cbc feature: OpenSSL side only)");
+    }
+    for alg in CbcAlg::ALL {
+        let ops: Vec<Op> = Op::ALL
+            .into_iter()
+            .filter(|op| o.wanted(&format!("{} {}", alg.name(), op.name())))
+            .collect();
+        if ops.is_empty() {
+            continue;
+        }
+        cross_check(alg, &sizes)?;
+        let mut subs = subjects(alg);
+        for &op in &ops {
+            for &len in &sizes {
+                let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); subs.len()];
+                for _ in 0..o.rounds() {
+                    for (i, s) in subs.iter_mut().enumerate() {
+                        samples[i].push(s.measure(op, len, o.budget_ns()));
+                    }
+                }
+                for (s, smp) in subs.iter().zip(&samples) {
+                    print_median_line(
+                        &format!("{:>12}: ", s.name()),
+                        smp,
+                        alg.name(),
+                        len,
+                        op.name(),
+                    );
+                    let kind = if s.is_ours() { Kind::Ours } else { Kind::Peer };
+                    for x in smp {
+                        results.add_round(
+                            alg.name(),
+                            op.name(),
+                            s.name(),
+                            kind,
+                            len,
+                            x.mb_per_s(len),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "peer-openssl"))]
+fn run_tls_cbc(_: &Opts, _: &mut Results) -> Result<(), String> {
+    Err("--tls-cbc needs the peer-openssl feature (and tls-cbc for our side)".into())
+}
+
+fn write(path: &str, contents: &str) -> Result<(), String> {
+    std::fs::write(path, contents).map_err(|e| format!("writing {path}: {e}"))
+}
+
+fn run(o: &Opts) -> Result<(), String> {
+    let available: Vec<&str> = ours::available_backends()
+        .iter()
+        .map(|b| b.name())
+        .collect();
+    println!("CPU: {}", cpu_model());
+    println!(
+        "our back end: {} (available: {}); peers built in: {}",
+        o.backend.unwrap_or_else(ours::default_backend).name(),
+        available.join(", "),
+        peers::names().join(", ")
+    );
+    println!(
+        "timing: thread CPU time, {} s per measurement, {} round(s), median; AES-GCM AD {} bytes, in place, detached tag, 1 MB = 10^6 bytes",
+        o.budget_ns() as f64 / 1e9,
+        o.rounds(),
+        benches::AD.len()
+    );
+    let mut results = Results::default();
+    if o.gcm {
+        run_gcm(o, &mut results)?;
+    }
+    if o.tls_cbc {
+        run_tls_cbc(o, &mut results)?;
+    }
+    let several = results
+        .entries
+        .iter()
+        .any(|e| e.kind != Kind::Ours || e.implementation != "ours");
+    if several {
+        print!("{}", results.text());
+    }
+    if let Some(p) = &o.csv {
+        write(p, &results.csv())?;
+    }
+    if let Some(p) = &o.markdown {
+        write(p, &results.markdown())?;
+    }
+    if let Some(p) = &o.plot {
+        let title = format!(
+            "AES-GCM throughput, {} (thread CPU time, MB/s)",
+            cpu_model()
+        );
+        write(p, &results.svg(&title))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opts = match parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("speed: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("speed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

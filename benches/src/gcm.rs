@@ -1,0 +1,178 @@
+//! The one interface every AES-GCM under test is put behind, and the measuring loops for it.
+//!
+//! [`Gcm`] is the minimal in-place, detached-tag API all of them offer. [`Subject`] is the
+//! object-safe face the tool keeps in its lists; [`GcmSubject`] implements it for each
+//! concrete [`Gcm`] so every timed loop is monomorphised and no virtual call sits inside it.
+
+use std::hint::black_box;
+use std::mem::size_of;
+
+use aead::array::Array;
+use aead::consts::{U12, U16};
+use aead::{AeadInOut, KeyInit};
+
+use crate::clock::{Sample, run_for};
+use crate::{AD, NONCE, Op, message};
+
+/// In-place AES-GCM with a 96-bit nonce and a detached 128-bit tag.
+pub trait Gcm {
+    /// Encrypts `buf` in place and returns the tag.
+    fn seal(&mut self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8]) -> [u8; 16];
+    /// Checks `tag` and decrypts `buf` in place; false if the tag is wrong.
+    fn open(&mut self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool;
+}
+
+/// Any RustCrypto `aead` 0.6 AES-GCM (RustCrypto's own `aes-gcm` and our `aes-gcm-vaes`),
+/// called through the same trait methods an application would use.
+#[derive(Clone, Debug)]
+pub struct RustCryptoApi<A>(pub A);
+
+impl<A> Gcm for RustCryptoApi<A>
+where
+    A: AeadInOut<NonceSize = U12, TagSize = U16>,
+{
+    #[inline]
+    fn seal(&mut self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+        let nonce: &Array<u8, U12> = nonce.into();
+        let tag = self
+            .0
+            .encrypt_inout_detached(nonce, aad, buf.into())
+            .expect("seal failed");
+        tag.into()
+    }
+
+    #[inline]
+    fn open(&mut self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+        let nonce: &Array<u8, U12> = nonce.into();
+        let tag: &Array<u8, U16> = tag.into();
+        self.0
+            .decrypt_inout_detached(nonce, aad, buf.into(), tag)
+            .is_ok()
+    }
+}
+
+/// Builds a RustCrypto-API AEAD from a key slice of the right length.
+pub fn rustcrypto_new<A: KeyInit>(key: &[u8]) -> RustCryptoApi<A> {
+    RustCryptoApi(A::new_from_slice(key).expect("key length"))
+}
+
+/// What the tool holds for each implementation: a name and the ability to time itself.
+pub trait Subject {
+    /// Name in tables, CSV and the chart.
+    fn name(&self) -> &str;
+    /// Whether this is one of ours (ratios are ours over the best of the others).
+    fn is_ours(&self) -> bool;
+    /// Times `op` on `len`-byte messages for about `budget_ns` of CPU time.
+    fn measure(&mut self, op: Op, len: usize, budget_ns: u64) -> Sample;
+    /// Seals a fixed `len`-byte message and returns the tag and the ciphertext, so the
+    /// implementations can be checked against each other before anything is timed.
+    fn answer(&mut self, len: usize) -> ([u8; 16], Vec<u8>);
+    /// Times building (and dropping) the key object.
+    fn key_setup(&self, budget_ns: u64) -> Sample;
+    /// `size_of` the key object (its inline part; heap it points to is not counted).
+    fn key_size(&self) -> usize;
+}
+
+/// A [`Subject`] for one concrete [`Gcm`] made by `make` from the key.
+pub struct GcmSubject<G, F> {
+    name: String,
+    ours: bool,
+    key: Vec<u8>,
+    make: F,
+    gcm: G,
+}
+
+impl<G, F> std::fmt::Debug for GcmSubject<G, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GcmSubject")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<G: Gcm, F: Fn(&[u8]) -> G> GcmSubject<G, F> {
+    pub fn new(name: impl Into<String>, ours: bool, key: &[u8], make: F) -> Self {
+        let gcm = make(key);
+        GcmSubject {
+            name: name.into(),
+            ours,
+            key: key.to_vec(),
+            make,
+            gcm,
+        }
+    }
+
+    /// Boxed, for the tool's lists.
+    pub fn boxed(name: impl Into<String>, ours: bool, key: &[u8], make: F) -> Box<dyn Subject>
+    where
+        G: 'static,
+        F: 'static,
+    {
+        Box::new(Self::new(name, ours, key, make))
+    }
+}
+
+impl<G: Gcm, F: Fn(&[u8]) -> G> Subject for GcmSubject<G, F> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn is_ours(&self) -> bool {
+        self.ours
+    }
+
+    fn measure(&mut self, op: Op, len: usize, budget_ns: u64) -> Sample {
+        let mut buf = message(len);
+        let gcm = &mut self.gcm;
+        match op {
+            Op::Seal => run_for(budget_ns, || {
+                let tag = gcm.seal(black_box(&NONCE), black_box(&AD), black_box(&mut buf[..]));
+                black_box(tag);
+            }),
+            Op::Open => {
+                // With a fixed key and nonce GCM's keystream K is fixed, so sealing twice in
+                // place takes P to C = P^K (tag t1 over C) and back to P (tag t0 over P).
+                // Opening P with t0 yields C, and opening C with t1 yields P again: alternating
+                // the two tags keeps every open authentic without copying the ciphertext back.
+                let t1 = gcm.seal(&NONCE, &AD, &mut buf);
+                let t0 = gcm.seal(&NONCE, &AD, &mut buf);
+                let tags = [t0, t1];
+                let mut which = 0;
+                run_for(budget_ns, || {
+                    let ok = gcm.open(
+                        black_box(&NONCE),
+                        black_box(&AD),
+                        black_box(&mut buf[..]),
+                        &tags[which],
+                    );
+                    assert!(ok, "open of an authentic message failed");
+                    which ^= 1;
+                })
+            }
+        }
+    }
+
+    fn answer(&mut self, len: usize) -> ([u8; 16], Vec<u8>) {
+        let mut buf = message(len);
+        let tag = self.gcm.seal(&NONCE, &AD, &mut buf);
+        let ct = buf.clone();
+        assert!(
+            self.gcm.open(&NONCE, &AD, &mut buf, &tag),
+            "{}: open rejected its own seal at {len} bytes",
+            self.name
+        );
+        assert_eq!(buf, message(len), "{}: open did not invert seal", self.name);
+        (tag, ct)
+    }
+
+    fn key_setup(&self, budget_ns: u64) -> Sample {
+        let key = &self.key[..];
+        run_for(budget_ns, || {
+            black_box((self.make)(black_box(key)));
+        })
+    }
+
+    fn key_size(&self) -> usize {
+        size_of::<G>()
+    }
+}

@@ -1,0 +1,394 @@
+//! TLS 1.2 CBC-then-HMAC record protection, ours (`tls-cbc-aead`, behind the `tls-cbc`
+//! feature) against OpenSSL driven the way a record layer without stitched code does it.
+//!
+//! OpenSSL side, per record: seal = HMAC over seq||type||version||length||plaintext, then
+//! CBC-encrypt plaintext||MAC||padding (minimal padding); open = CBC-decrypt, check the
+//! padding and HMAC, compare. The HMAC and CBC contexts are keyed once and only re-armed per
+//! record. That open is not constant-time (no Lucky 13 countermeasures), so it is an upper
+//! bound on what a safe composition of the same two calls could reach.
+//!
+//! Both sides copy the input record into the working buffer before each operation (seal
+//! grows the buffer and open shrinks it, so the input cannot be reused in place); the copy is
+//! the same for both and small next to the work.
+
+use std::hint::black_box;
+
+use crate::clock::{Sample, run_for};
+use crate::{Op, message};
+
+/// Sizes measured unless `--chunks` says otherwise.
+pub const TLS_SIZES: [usize; 5] = [16, 256, 1350, 8192, 16384];
+
+/// seq_num (8) || type (1) || version (2); the length is added by the AEAD itself.
+pub const TLS_AD: [u8; 11] = [0, 0, 0, 0, 0, 0, 0, 9, 0x17, 0x03, 0x03];
+
+const IV: [u8; 16] = [
+    0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x69, 0x78, 0x87, 0x96, 0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0,
+];
+
+/// The four CBC-HMAC suites.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CbcAlg {
+    Aes128Sha1,
+    Aes256Sha1,
+    Aes128Sha256,
+    Aes256Sha384,
+}
+
+impl CbcAlg {
+    pub const ALL: [CbcAlg; 4] = [
+        CbcAlg::Aes128Sha1,
+        CbcAlg::Aes256Sha1,
+        CbcAlg::Aes128Sha256,
+        CbcAlg::Aes256Sha384,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CbcAlg::Aes128Sha1 => "AES-128-CBC-SHA1",
+            CbcAlg::Aes256Sha1 => "AES-256-CBC-SHA1",
+            CbcAlg::Aes128Sha256 => "AES-128-CBC-SHA256",
+            CbcAlg::Aes256Sha384 => "AES-256-CBC-SHA384",
+        }
+    }
+
+    fn enc_key_len(self) -> usize {
+        match self {
+            CbcAlg::Aes128Sha1 | CbcAlg::Aes128Sha256 => 16,
+            CbcAlg::Aes256Sha1 | CbcAlg::Aes256Sha384 => 32,
+        }
+    }
+
+    /// HMAC output length, which is also the MAC key length in TLS.
+    fn mac_len(self) -> usize {
+        match self {
+            CbcAlg::Aes128Sha1 | CbcAlg::Aes256Sha1 => 20,
+            CbcAlg::Aes128Sha256 => 32,
+            CbcAlg::Aes256Sha384 => 48,
+        }
+    }
+
+    /// mac_key || enc_key, BoringSSL's layout.
+    pub fn key(self) -> Vec<u8> {
+        (0..self.mac_len() + self.enc_key_len())
+            .map(|i| (i * 29 + 3) as u8)
+            .collect()
+    }
+}
+
+/// Record protection as both sides offer it: the buffer holds the plaintext and grows to the
+/// CBC ciphertext on seal, and the reverse on open.
+pub trait TlsCbc {
+    fn seal(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>);
+    fn open(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) -> bool;
+}
+
+/// Object-safe face of one side, so the tool can keep both in one list.
+pub trait CbcSubject {
+    fn name(&self) -> &str;
+    fn is_ours(&self) -> bool;
+    fn measure(&mut self, op: Op, len: usize, budget_ns: u64) -> Sample;
+    fn seal_once(&mut self, len: usize) -> Vec<u8>;
+    fn open_once(&mut self, record: &[u8]) -> Option<Vec<u8>>;
+}
+
+struct Named<T> {
+    name: &'static str,
+    ours: bool,
+    t: T,
+}
+
+impl<T: TlsCbc> CbcSubject for Named<T> {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn is_ours(&self) -> bool {
+        self.ours
+    }
+
+    fn measure(&mut self, op: Op, len: usize, budget_ns: u64) -> Sample {
+        let pt = message(len);
+        let mut work = Vec::with_capacity(len + 128);
+        let t = &mut self.t;
+        match op {
+            Op::Seal => run_for(budget_ns, || {
+                work.clear();
+                work.extend_from_slice(black_box(&pt));
+                t.seal(&IV, black_box(&TLS_AD), &mut work);
+                black_box(&work);
+            }),
+            Op::Open => {
+                let mut record = pt.clone();
+                t.seal(&IV, &TLS_AD, &mut record);
+                run_for(budget_ns, || {
+                    work.clear();
+                    work.extend_from_slice(black_box(&record));
+                    let ok = t.open(&IV, black_box(&TLS_AD), &mut work);
+                    assert!(ok, "open of an authentic record failed");
+                    black_box(&work);
+                })
+            }
+        }
+    }
+
+    fn seal_once(&mut self, len: usize) -> Vec<u8> {
+        let mut r = message(len);
+        self.t.seal(&IV, &TLS_AD, &mut r);
+        r
+    }
+
+    fn open_once(&mut self, record: &[u8]) -> Option<Vec<u8>> {
+        let mut r = record.to_vec();
+        self.t.open(&IV, &TLS_AD, &mut r).then_some(r)
+    }
+}
+
+/// Ours (when built with the `tls-cbc` feature) and OpenSSL for `alg`.
+pub fn subjects(alg: CbcAlg) -> Vec<Box<dyn CbcSubject>> {
+    let key = alg.key();
+    let openssl: Box<dyn CbcSubject> = Box::new(Named {
+        name: "openssl",
+        ours: false,
+        t: openssl_side::OpenSslCbcHmac::new(alg, &key),
+    });
+    #[cfg(feature = "tls-cbc")]
+    let v = vec![ours::subject(alg, &key), openssl];
+    #[cfg(not(feature = "tls-cbc"))]
+    let v = vec![openssl];
+    v
+}
+
+/// Checks that every side opens what every other side sealed, at each size.
+pub fn cross_check(alg: CbcAlg, sizes: &[usize]) -> Result<(), String> {
+    let mut subs = subjects(alg);
+    for &len in sizes {
+        for i in 0..subs.len() {
+            let record = subs[i].seal_once(len);
+            for j in 0..subs.len() {
+                match subs[j].open_once(&record) {
+                    Some(pt) if pt == message(len) => {}
+                    _ => {
+                        return Err(format!(
+                            "{} {len} bytes: {} cannot open what {} sealed",
+                            alg.name(),
+                            subs[j].name(),
+                            subs[i].name()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(feature = "tls-cbc")]
+mod ours {
+    use aead::{AeadInOut, KeyInit, Nonce};
+    use tls_cbc_aead::{Aes128CbcSha1, Aes128CbcSha256, Aes256CbcSha1, Aes256CbcSha384};
+
+    use super::{CbcAlg, CbcSubject, Named, TlsCbc};
+
+    struct Ours<A: AeadInOut>(A);
+
+    impl<A: AeadInOut> TlsCbc for Ours<A> {
+        #[inline]
+        fn seal(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) {
+            let nonce = Nonce::<A>::try_from(&iv[..]).expect("16-byte IV");
+            self.0.encrypt_in_place(&nonce, ad, record).expect("seal");
+        }
+
+        #[inline]
+        fn open(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) -> bool {
+            let nonce = Nonce::<A>::try_from(&iv[..]).expect("16-byte IV");
+            self.0.decrypt_in_place(&nonce, ad, record).is_ok()
+        }
+    }
+
+    fn named<A: AeadInOut + KeyInit + 'static>(key: &[u8]) -> Box<dyn CbcSubject> {
+        Box::new(Named {
+            name: "ours",
+            ours: true,
+            t: Ours(A::new_from_slice(key).expect("key length")),
+        })
+    }
+
+    pub fn subject(alg: CbcAlg, key: &[u8]) -> Box<dyn CbcSubject> {
+        match alg {
+            CbcAlg::Aes128Sha1 => named::<Aes128CbcSha1>(key),
+            CbcAlg::Aes256Sha1 => named::<Aes256CbcSha1>(key),
+            CbcAlg::Aes128Sha256 => named::<Aes128CbcSha256>(key),
+            CbcAlg::Aes256Sha384 => named::<Aes256CbcSha384>(key),
+        }
+    }
+}
+
+mod openssl_side {
+    use std::ffi::{c_int, c_uint};
+
+    use openssl::cipher::Cipher;
+    use openssl::cipher_ctx::CipherCtx;
+    use openssl::hash::MessageDigest;
+    use openssl_sys as ffi;
+
+    use super::{CbcAlg, TlsCbc};
+
+    /// A keyed `HMAC_CTX`. The `openssl` crate has no reusable HMAC object (its `Signer`
+    /// re-derives the key pads every time), so this holds the C one directly.
+    struct Hmac {
+        ctx: *mut ffi::HMAC_CTX,
+        len: usize,
+    }
+
+    impl Hmac {
+        fn new(md: MessageDigest, key: &[u8]) -> Hmac {
+            // SAFETY: HMAC_CTX_new has no preconditions; null is checked below.
+            let ctx = unsafe { ffi::HMAC_CTX_new() };
+            assert!(!ctx.is_null(), "HMAC_CTX_new");
+            let klen = c_int::try_from(key.len()).expect("key length");
+            // SAFETY: `ctx` is a fresh context, `key` is valid for `klen` bytes and `md` is a
+            // static digest from OpenSSL; a null ENGINE means the default implementation.
+            let rc = unsafe {
+                ffi::HMAC_Init_ex(
+                    ctx,
+                    key.as_ptr().cast(),
+                    klen,
+                    md.as_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(rc, 1, "HMAC_Init_ex");
+            Hmac {
+                ctx,
+                len: md.size(),
+            }
+        }
+
+        /// HMAC of the concatenation of `parts` into `out`, leaving the context keyed.
+        fn mac(&mut self, parts: &[&[u8]], out: &mut [u8; 64]) {
+            // SAFETY: `self.ctx` was keyed in `new`; a null key with a null digest re-arms
+            // it with the same key without recomputing the pads.
+            let rc = unsafe {
+                ffi::HMAC_Init_ex(
+                    self.ctx,
+                    std::ptr::null(),
+                    0,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(rc, 1, "HMAC_Init_ex");
+            for p in parts {
+                // SAFETY: `p` is valid for reading `p.len()` bytes; the context is armed.
+                let rc = unsafe { ffi::HMAC_Update(self.ctx, p.as_ptr(), p.len()) };
+                assert_eq!(rc, 1, "HMAC_Update");
+            }
+            let mut n: c_uint = 0;
+            // SAFETY: `out` has room for the largest digest (64 bytes); `n` receives the length.
+            let rc = unsafe { ffi::HMAC_Final(self.ctx, out.as_mut_ptr(), &mut n) };
+            assert_eq!(rc, 1, "HMAC_Final");
+            debug_assert_eq!(n as usize, self.len);
+        }
+    }
+
+    impl Drop for Hmac {
+        fn drop(&mut self) {
+            // SAFETY: `self.ctx` came from HMAC_CTX_new and is freed only here.
+            unsafe { ffi::HMAC_CTX_free(self.ctx) }
+        }
+    }
+
+    pub struct OpenSslCbcHmac {
+        hmac: Hmac,
+        enc: CipherCtx,
+        dec: CipherCtx,
+    }
+
+    impl OpenSslCbcHmac {
+        pub fn new(alg: CbcAlg, key: &[u8]) -> Self {
+            let (md, cipher) = match alg {
+                CbcAlg::Aes128Sha1 => (MessageDigest::sha1(), Cipher::aes_128_cbc()),
+                CbcAlg::Aes256Sha1 => (MessageDigest::sha1(), Cipher::aes_256_cbc()),
+                CbcAlg::Aes128Sha256 => (MessageDigest::sha256(), Cipher::aes_128_cbc()),
+                CbcAlg::Aes256Sha384 => (MessageDigest::sha384(), Cipher::aes_256_cbc()),
+            };
+            let (mac_key, enc_key) = key.split_at(alg.mac_len());
+            let mut enc = CipherCtx::new().expect("ctx");
+            enc.encrypt_init(Some(cipher), Some(enc_key), None)
+                .expect("init");
+            enc.set_padding(false);
+            let mut dec = CipherCtx::new().expect("ctx");
+            dec.decrypt_init(Some(cipher), Some(enc_key), None)
+                .expect("init");
+            dec.set_padding(false);
+            OpenSslCbcHmac {
+                hmac: Hmac::new(md, mac_key),
+                enc,
+                dec,
+            }
+        }
+    }
+
+    impl TlsCbc for OpenSslCbcHmac {
+        fn seal(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) {
+            let len = (record.len() as u16).to_be_bytes();
+            let mut mac = [0u8; 64];
+            self.hmac.mac(&[ad, &len, record], &mut mac);
+            record.extend_from_slice(&mac[..self.hmac.len]);
+            let pad = 16 - record.len() % 16;
+            record.resize(record.len() + pad, (pad - 1) as u8);
+            let n = record.len();
+            // OpenSSL's update wants a block of slack in the output even with padding off.
+            record.resize(n + 16, 0);
+            self.enc.encrypt_init(None, None, Some(iv)).expect("iv");
+            let out = self.enc.cipher_update_inplace(record, n).expect("cbc");
+            debug_assert_eq!(out, n);
+            record.truncate(n);
+        }
+
+        fn open(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) -> bool {
+            let n = record.len();
+            if !n.is_multiple_of(16) || n < self.hmac.len + 1 {
+                return false;
+            }
+            record.resize(n + 16, 0);
+            self.dec.decrypt_init(None, None, Some(iv)).expect("iv");
+            let out = self.dec.cipher_update_inplace(record, n).expect("cbc");
+            debug_assert_eq!(out, n);
+            record.truncate(n);
+            let pad = record[n - 1] as usize + 1;
+            if pad + self.hmac.len > n || record[n - pad..].iter().any(|&b| b as usize != pad - 1) {
+                return false;
+            }
+            let pt_len = n - pad - self.hmac.len;
+            let len = (pt_len as u16).to_be_bytes();
+            let mut mac = [0u8; 64];
+            self.hmac.mac(&[ad, &len, &record[..pt_len]], &mut mac);
+            let ok = openssl::memcmp::eq(&mac[..self.hmac.len], &record[pt_len..n - pad]);
+            record.truncate(pt_len);
+            ok
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_side_opens_every_other_side() {
+        for alg in CbcAlg::ALL {
+            cross_check(alg, &[0, 15, 16, 17, 255, 1350]).unwrap();
+        }
+    }
+
+    #[test]
+    fn openssl_side_rejects_a_flipped_bit() {
+        let mut s = subjects(CbcAlg::Aes128Sha1).pop().unwrap();
+        let mut r = s.seal_once(100);
+        assert_eq!(r.len(), 128);
+        r[5] ^= 1;
+        assert!(s.open_once(&r).is_none());
+    }
+}
