@@ -12,7 +12,6 @@ pub mod gcm;
 pub mod ours;
 pub mod peers;
 pub mod report;
-pub mod standin;
 #[cfg(feature = "peer-openssl")]
 pub mod tls_cbc;
 

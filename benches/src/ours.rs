@@ -1,17 +1,14 @@
-//! "Ours" as the tool sees it: our AES-GCM through its public RustCrypto-style API
-//! (`aes_gcm_vaes`), a back end forced through `new_with_backend`, and the AES-CTR-only loop
-//! of `gcm_core` used as the roofline. Everything else in the crate reaches our code through
-//! this module only, so pointing the tool at other code is the one `use` line below.
-
-use crate::standin::{aes_gcm_vaes, gcm_core};
+//! "Ours" as the tool sees it: `gcm_core::GcmKey` sealing and opening in place, a back end
+//! forced through `new_with_backend`, and its AES-CTR-only loop as the roofline. Everything
+//! else in the crate reaches our code through this module only.
 
 use std::hint::black_box;
 use std::mem::size_of;
 
-use aead::{Key, KeyInit};
+use gcm_core::GcmKey;
 
 use crate::clock::{Sample, run_for};
-use crate::gcm::{GcmSubject, RustCryptoApi, Subject};
+use crate::gcm::{Gcm, GcmSubject, Subject};
 use crate::{Alg, message};
 
 pub use gcm_core::Backend;
@@ -33,29 +30,39 @@ pub fn parse_backend(name: &str) -> Result<Backend, String> {
         .map_err(|_| format!("unknown back end {name:?}; one of {}", names.join(", ")))
 }
 
-fn make<A: NewWithBackend>(key: &[u8], backend: Option<Backend>) -> RustCryptoApi<A> {
-    let key = Key::<A>::try_from(key).expect("key length");
-    RustCryptoApi(match backend {
-        None => A::new(&key),
-        Some(b) => A::with_backend(&key, b),
-    })
-}
+/// Our key, built with the back end `new` picks or with a forced one.
+pub struct OursGcm(GcmKey);
 
-/// `new_with_backend` is inherent on each AES-GCM type; this lets [`make`] be generic.
-trait NewWithBackend: KeyInit {
-    fn with_backend(key: &Key<Self>, backend: Backend) -> Self;
-}
-
-impl NewWithBackend for aes_gcm_vaes::Aes128Gcm {
-    fn with_backend(key: &Key<Self>, backend: Backend) -> Self {
-        Self::new_with_backend(key, backend).expect("back end checked as available")
+impl std::fmt::Debug for OursGcm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }
 
-impl NewWithBackend for aes_gcm_vaes::Aes256Gcm {
-    fn with_backend(key: &Key<Self>, backend: Backend) -> Self {
-        Self::new_with_backend(key, backend).expect("back end checked as available")
+impl OursGcm {
+    pub fn new(key: &[u8], backend: Option<Backend>) -> Self {
+        OursGcm(gcm_key(key, backend))
     }
+}
+
+impl Gcm for OursGcm {
+    #[inline]
+    fn seal(&mut self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+        self.0.seal_in_place(nonce, aad, buf).expect("seal")
+    }
+
+    #[inline]
+    fn open(&mut self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+        self.0.open_in_place(nonce, aad, buf, tag).is_ok()
+    }
+}
+
+fn gcm_key(key: &[u8], backend: Option<Backend>) -> GcmKey {
+    match backend {
+        None => GcmKey::new(key),
+        Some(b) => GcmKey::new_with_backend(key, b),
+    }
+    .expect("key length and back end checked")
 }
 
 /// Our AES-GCM for `alg` as a measurable subject: with `None` the back end `new` picks
@@ -63,33 +70,18 @@ impl NewWithBackend for aes_gcm_vaes::Aes256Gcm {
 pub fn subject(alg: Alg, backend: Option<Backend>) -> Box<dyn Subject> {
     let name = match backend {
         None => "ours".to_string(),
-        Some(b) => format!("ours-{}", b.name()),
+        Some(b) => {
+            assert!(b.is_available(), "back end {} not available here", b.name());
+            format!("ours-{}", b.name())
+        }
     };
-    if let Some(b) = backend {
-        assert!(b.is_available(), "back end {} not available here", b.name());
-    }
-    match alg {
-        Alg::Aes128Gcm => GcmSubject::boxed(name, true, alg.key(), move |k| {
-            make::<aes_gcm_vaes::Aes128Gcm>(k, backend)
-        }),
-        Alg::Aes256Gcm => GcmSubject::boxed(name, true, alg.key(), move |k| {
-            make::<aes_gcm_vaes::Aes256Gcm>(k, backend)
-        }),
-    }
-}
-
-fn gcm_key(alg: Alg, backend: Option<Backend>) -> gcm_core::GcmKey {
-    match backend {
-        None => gcm_core::GcmKey::new(alg.key()),
-        Some(b) => gcm_core::GcmKey::new_with_backend(alg.key(), b),
-    }
-    .expect("key length and back end checked")
+    GcmSubject::boxed(name, true, alg.key(), move |k| OursGcm::new(k, backend))
 }
 
 /// Times the AES-CTR-only loop (the same AES code as our GCM, no GHASH) on `len` bytes: the
-/// most any GCM using that AES code could reach.
+/// most any GCM built on that AES code could reach.
 pub fn ctr_roofline(alg: Alg, backend: Option<Backend>, len: usize, budget_ns: u64) -> Sample {
-    let key = gcm_key(alg, backend);
+    let key = gcm_key(alg.key(), backend);
     let mut buf = message(len);
     let mut counter = [0u8; 16];
     counter[..12].copy_from_slice(&crate::NONCE);
@@ -99,15 +91,15 @@ pub fn ctr_roofline(alg: Alg, backend: Option<Backend>, len: usize, budget_ns: u
     })
 }
 
-/// Cost of `GcmKey::new` (key schedule and H powers, no AEAD wrapper) and its size.
+/// Cost of `GcmKey::new` (key schedule and H powers) and the key's size.
 pub fn gcm_key_setup(alg: Alg, backend: Option<Backend>, budget_ns: u64) -> (Sample, usize) {
     let s = run_for(budget_ns, || {
-        black_box(gcm_key(black_box(alg), backend));
+        black_box(gcm_key(black_box(alg.key()), backend));
     });
-    (s, size_of::<gcm_core::GcmKey>())
+    (s, size_of::<GcmKey>())
 }
 
 /// Which back end a default-constructed key of ours ends up with.
 pub fn backend_in_use(alg: Alg) -> Backend {
-    gcm_key(alg, None).backend()
+    gcm_key(alg.key(), None).backend()
 }
