@@ -80,6 +80,45 @@ pub fn run_for(budget_ns: u64, mut op: impl FnMut()) -> Sample {
     }
 }
 
+/// Calls `op` exactly `n` times after one untimed warm-up call (as criterion's
+/// `iter_custom` wants) and reports the thread CPU time it took.
+pub fn run_count(n: u64, mut op: impl FnMut()) -> Sample {
+    op();
+    let start = thread_cpu_ns();
+    for _ in 0..n {
+        op();
+    }
+    let ns = thread_cpu_ns() - start;
+    black_box(Sample { ops: n, ns })
+}
+
+/// How long a measurement runs: for a CPU-time budget (the `speed` tool) or for a given
+/// number of operations (criterion). A trait with a generic method so the timed loop is
+/// compiled for each operation's closure, with no indirect call per operation.
+pub trait Runner {
+    fn run<F: FnMut()>(self, op: F) -> Sample;
+}
+
+/// Run until this many nanoseconds of thread CPU time have passed.
+#[derive(Clone, Copy, Debug)]
+pub struct ForBudget(pub u64);
+
+/// Run exactly this many operations.
+#[derive(Clone, Copy, Debug)]
+pub struct ForCount(pub u64);
+
+impl Runner for ForBudget {
+    fn run<F: FnMut()>(self, op: F) -> Sample {
+        run_for(self.0, op)
+    }
+}
+
+impl Runner for ForCount {
+    fn run<F: FnMut()>(self, op: F) -> Sample {
+        run_count(self.0, op)
+    }
+}
+
 /// The median of some numbers (the mean of the middle two for an even count).
 pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();

@@ -11,7 +11,7 @@ use aead::array::Array;
 use aead::consts::{U12, U16};
 use aead::{AeadInOut, KeyInit};
 
-use crate::clock::{Sample, run_for};
+use crate::clock::{ForBudget, ForCount, Runner, Sample, run_for};
 use crate::{AD, NONCE, Op, message};
 
 /// In-place AES-GCM with a 96-bit nonce and a detached 128-bit tag.
@@ -64,6 +64,8 @@ pub trait Subject {
     fn is_ours(&self) -> bool;
     /// Times `op` on `len`-byte messages for about `budget_ns` of CPU time.
     fn measure(&mut self, op: Op, len: usize, budget_ns: u64) -> Sample;
+    /// Runs `op` on `len`-byte messages exactly `n` times (for criterion's `iter_custom`).
+    fn run_n(&mut self, op: Op, len: usize, n: u64) -> Sample;
     /// Seals a fixed `len`-byte message and returns the tag and the ciphertext, so the
     /// implementations can be checked against each other before anything is timed.
     fn answer(&mut self, len: usize) -> ([u8; 16], Vec<u8>);
@@ -122,34 +124,11 @@ impl<G: Gcm, F: Fn(&[u8]) -> G> Subject for GcmSubject<G, F> {
     }
 
     fn measure(&mut self, op: Op, len: usize, budget_ns: u64) -> Sample {
-        let mut buf = message(len);
-        let gcm = &mut self.gcm;
-        match op {
-            Op::Seal => run_for(budget_ns, || {
-                let tag = gcm.seal(black_box(&NONCE), black_box(&AD), black_box(&mut buf[..]));
-                black_box(tag);
-            }),
-            Op::Open => {
-                // With a fixed key and nonce GCM's keystream K is fixed, so sealing twice in
-                // place takes P to C = P^K (tag t1 over C) and back to P (tag t0 over P).
-                // Opening P with t0 yields C, and opening C with t1 yields P again: alternating
-                // the two tags keeps every open authentic without copying the ciphertext back.
-                let t1 = gcm.seal(&NONCE, &AD, &mut buf);
-                let t0 = gcm.seal(&NONCE, &AD, &mut buf);
-                let tags = [t0, t1];
-                let mut which = 0;
-                run_for(budget_ns, || {
-                    let ok = gcm.open(
-                        black_box(&NONCE),
-                        black_box(&AD),
-                        black_box(&mut buf[..]),
-                        &tags[which],
-                    );
-                    assert!(ok, "open of an authentic message failed");
-                    which ^= 1;
-                })
-            }
-        }
+        timed(&mut self.gcm, op, len, ForBudget(budget_ns))
+    }
+
+    fn run_n(&mut self, op: Op, len: usize, n: u64) -> Sample {
+        timed(&mut self.gcm, op, len, ForCount(n))
     }
 
     fn answer(&mut self, len: usize) -> ([u8; 16], Vec<u8>) {
@@ -174,5 +153,36 @@ impl<G: Gcm, F: Fn(&[u8]) -> G> Subject for GcmSubject<G, F> {
 
     fn key_size(&self) -> usize {
         size_of::<G>()
+    }
+}
+
+/// One measurement of `op` on a `len`-byte message, run as `runner` says.
+fn timed<G: Gcm>(gcm: &mut G, op: Op, len: usize, runner: impl Runner) -> Sample {
+    let mut buf = message(len);
+    match op {
+        Op::Seal => runner.run(|| {
+            let tag = gcm.seal(black_box(&NONCE), black_box(&AD), black_box(&mut buf[..]));
+            black_box(tag);
+        }),
+        Op::Open => {
+            // With a fixed key and nonce GCM's keystream K is fixed, so sealing twice in
+            // place takes P to C = P^K (tag t1 over C) and back to P (tag t0 over P).
+            // Opening P with t0 yields C, and opening C with t1 yields P again: alternating
+            // the two tags keeps every open authentic without copying the ciphertext back.
+            let t1 = gcm.seal(&NONCE, &AD, &mut buf);
+            let t0 = gcm.seal(&NONCE, &AD, &mut buf);
+            let tags = [t0, t1];
+            let mut which = 0;
+            runner.run(|| {
+                let ok = gcm.open(
+                    black_box(&NONCE),
+                    black_box(&AD),
+                    black_box(&mut buf[..]),
+                    &tags[which],
+                );
+                assert!(ok, "open of an authentic message failed");
+                which ^= 1;
+            })
+        }
     }
 }

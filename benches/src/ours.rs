@@ -7,7 +7,7 @@ use std::mem::size_of;
 
 use gcm_core::GcmKey;
 
-use crate::clock::{Sample, run_for};
+use crate::clock::{Runner, Sample, run_for};
 use crate::gcm::{Gcm, GcmSubject, Subject};
 use crate::{Alg, message};
 
@@ -80,13 +80,13 @@ pub fn subject(alg: Alg, backend: Option<Backend>) -> Box<dyn Subject> {
 
 /// Times the AES-CTR-only loop (the same AES code as our GCM, no GHASH) on `len` bytes: the
 /// most any GCM built on that AES code could reach.
-pub fn ctr_roofline(alg: Alg, backend: Option<Backend>, len: usize, budget_ns: u64) -> Sample {
+pub fn ctr_roofline(alg: Alg, backend: Option<Backend>, len: usize, runner: impl Runner) -> Sample {
     let key = gcm_key(alg.key(), backend);
     let mut buf = message(len);
     let mut counter = [0u8; 16];
     counter[..12].copy_from_slice(&crate::NONCE);
     counter[15] = 2;
-    run_for(budget_ns, || {
+    runner.run(|| {
         key.ctr32_apply_keystream(black_box(&counter), black_box(&mut buf[..]));
     })
 }

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use benches::clock::{Sample, median};
+use benches::clock::{ForBudget, Sample, median};
 use benches::gcm::Subject;
 use benches::report::{Kind, Results};
 use benches::{Alg, DEFAULT_SIZES, Op, ours, peers};
@@ -282,7 +282,7 @@ fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
                     }
                     // The roofline is the same for both directions; measure it once.
                     if o.roofline && op == ops[0] {
-                        roof.push(ours::ctr_roofline(alg, o.backend, len, budget));
+                        roof.push(ours::ctr_roofline(alg, o.backend, len, ForBudget(budget)));
                     }
                 }
                 for (s, smp) in subs.iter().zip(&samples) {
