@@ -12,7 +12,7 @@ use aead::consts::{U12, U16};
 use aead::{AeadInOut, KeyInit};
 
 use crate::clock::{ForBudget, ForCount, Runner, Sample, run_for};
-use crate::{AD, NONCE, Op, message};
+use crate::{AD, Alg, NONCE, Op, message};
 
 /// In-place AES-GCM with a 96-bit nonce and a detached 128-bit tag.
 pub trait Gcm {
@@ -156,6 +156,32 @@ impl<G: Gcm, F: Fn(&[u8]) -> G> Subject for GcmSubject<G, F> {
     }
 }
 
+/// Checks that every implementation gives the same tag and ciphertext at a few awkward
+/// lengths and at `sizes`, before any of them is timed.
+pub fn cross_check(alg: Alg, subs: &mut [Box<dyn Subject>], sizes: &[usize]) -> Result<(), String> {
+    let mut lens: Vec<usize> = vec![0, 1, 15, 17, 100, 513];
+    lens.extend_from_slice(sizes);
+    for len in lens {
+        // Who answered first, and their tag and ciphertext.
+        let mut first: Option<(String, [u8; 16], Vec<u8>)> = None;
+        for s in subs.iter_mut() {
+            let (tag, ct) = s.answer(len);
+            match &first {
+                None => first = Some((s.name().to_string(), tag, ct)),
+                Some((n, t, c)) if (t, c) != (&tag, &ct) => {
+                    return Err(format!(
+                        "{} at {len} bytes: {} and {n} disagree",
+                        alg.name(),
+                        s.name()
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One measurement of `op` on a `len`-byte message, run as `runner` says.
 fn timed<G: Gcm>(gcm: &mut G, op: Op, len: usize, runner: impl Runner) -> Sample {
     let mut buf = message(len);
@@ -183,6 +209,44 @@ fn timed<G: Gcm>(gcm: &mut G, op: Op, len: usize, runner: impl Runner) -> Sample
                 assert!(ok, "open of an authentic message failed");
                 which ^= 1;
             })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ours, peers};
+
+    fn everyone(alg: Alg) -> Vec<Box<dyn Subject>> {
+        let mut v: Vec<Box<dyn Subject>> = ours::available_backends()
+            .into_iter()
+            .map(|b| ours::subject(alg, Some(b)))
+            .collect();
+        v.push(ours::core_subject(alg, None));
+        v.extend(peers::subjects(alg));
+        v
+    }
+
+    #[test]
+    fn all_implementations_agree() {
+        for alg in Alg::ALL {
+            cross_check(alg, &mut everyone(alg), &[16, 64, 1350, 4096]).unwrap();
+        }
+    }
+
+    #[test]
+    fn every_open_loop_stays_authentic() {
+        // The alternating-tag trick must hold for every implementation, at an odd and an
+        // even number of operations.
+        for alg in Alg::ALL {
+            for mut s in everyone(alg) {
+                for n in [1, 2, 7] {
+                    let smp = s.run_n(Op::Open, 1350, n);
+                    assert_eq!(smp.ops, n, "{}", s.name());
+                    s.run_n(Op::Seal, 16, n);
+                }
+            }
         }
     }
 }

@@ -1,14 +1,17 @@
-//! "Ours" as the tool sees it: `gcm_core::GcmKey` sealing and opening in place, a back end
-//! forced through `new_with_backend`, and its AES-CTR-only loop as the roofline. Everything
+//! "Ours" as the tool sees it: `aes_gcm_vaes::{Aes128Gcm, Aes256Gcm}` through the same
+//! `aead` trait calls as RustCrypto's `aes-gcm` (the drop-in an application would use), a
+//! back end forced through `new_with_backend`, `gcm_core::GcmKey` directly (to see what the
+//! trait layer costs), and the AES-CTR-only loop of `GcmKey` as the roofline. Everything
 //! else in the crate reaches our code through this module only.
 
 use std::hint::black_box;
 use std::mem::size_of;
 
+use aes_gcm_vaes::{Aes128Gcm, Aes256Gcm, Key, KeyInit};
 use gcm_core::GcmKey;
 
 use crate::clock::{Runner, Sample, run_for};
-use crate::gcm::{Gcm, GcmSubject, Subject};
+use crate::gcm::{Gcm, GcmSubject, RustCryptoApi, Subject};
 use crate::{Alg, message};
 
 pub use gcm_core::Backend;
@@ -30,7 +33,7 @@ pub fn parse_backend(name: &str) -> Result<Backend, String> {
         .map_err(|_| format!("unknown back end {name:?}; one of {}", names.join(", ")))
 }
 
-/// Our key, built with the back end `new` picks or with a forced one.
+/// Our `gcm_core` key, built with the back end `new` picks or with a forced one.
 pub struct OursGcm(GcmKey);
 
 impl std::fmt::Debug for OursGcm {
@@ -65,16 +68,58 @@ fn gcm_key(key: &[u8], backend: Option<Backend>) -> GcmKey {
     .expect("key length and back end checked")
 }
 
-/// Our AES-GCM for `alg` as a measurable subject: with `None` the back end `new` picks
-/// (named `ours`), otherwise the one forced (named `ours-<backend>`).
-pub fn subject(alg: Alg, backend: Option<Backend>) -> Box<dyn Subject> {
-    let name = match backend {
-        None => "ours".to_string(),
+fn subject_name(prefix: &str, backend: Option<Backend>) -> String {
+    match backend {
+        None => prefix.to_string(),
         Some(b) => {
             assert!(b.is_available(), "back end {} not available here", b.name());
-            format!("ours-{}", b.name())
+            format!("{prefix}-{}", b.name())
         }
-    };
+    }
+}
+
+/// `new_with_backend` is inherent on each AES-GCM type; this lets [`aead_new`] be generic.
+trait WithBackend: KeyInit {
+    fn with_backend(key: &Key<Self>, backend: Backend) -> Self;
+}
+
+impl WithBackend for Aes128Gcm {
+    fn with_backend(key: &Key<Self>, backend: Backend) -> Self {
+        Self::new_with_backend(key, backend).expect("back end checked as available")
+    }
+}
+
+impl WithBackend for Aes256Gcm {
+    fn with_backend(key: &Key<Self>, backend: Backend) -> Self {
+        Self::new_with_backend(key, backend).expect("back end checked as available")
+    }
+}
+
+fn aead_new<A: WithBackend>(key: &[u8], backend: Option<Backend>) -> RustCryptoApi<A> {
+    let key = Key::<A>::try_from(key).expect("key length");
+    RustCryptoApi(match backend {
+        None => A::new(&key),
+        Some(b) => A::with_backend(&key, b),
+    })
+}
+
+/// Our AES-GCM for `alg` through the `aead` traits: with `None` the back end `new` picks
+/// (named `ours`), otherwise the one forced (named `ours-<backend>`).
+pub fn subject(alg: Alg, backend: Option<Backend>) -> Box<dyn Subject> {
+    let name = subject_name("ours", backend);
+    match alg {
+        Alg::Aes128Gcm => GcmSubject::boxed(name, true, alg.key(), move |k| {
+            aead_new::<Aes128Gcm>(k, backend)
+        }),
+        Alg::Aes256Gcm => GcmSubject::boxed(name, true, alg.key(), move |k| {
+            aead_new::<Aes256Gcm>(k, backend)
+        }),
+    }
+}
+
+/// Our `gcm_core::GcmKey` called directly (named `ours-core`, or `ours-core-<backend>`).
+pub fn core_subject(alg: Alg, backend: Option<Backend>) -> Box<dyn Subject> {
+    let name = subject_name("ours-core", backend);
     GcmSubject::boxed(name, true, alg.key(), move |k| OursGcm::new(k, backend))
 }
 

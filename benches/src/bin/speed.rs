@@ -24,6 +24,8 @@ usage: speed [options]
                      (default 1, or 7 with --peers)
   --backend NAME     force our back end: vaes512, vaes256, aesni or portable
   --all-backends     also measure ours with every other back end this CPU has
+  --core             also measure gcm_core::GcmKey called directly (ours-core), to see
+                     what the aead trait layer of aes-gcm-vaes costs
   --peers            also measure RustCrypto aes-gcm, ring, aws-lc-rs, graviola and
                      OpenSSL (those built in), round-robin per size
   --roofline         also measure our AES-CTR-only loop (same AES code, no GHASH)
@@ -43,6 +45,7 @@ struct Opts {
     rounds: Option<usize>,
     backend: Option<ours::Backend>,
     all_backends: bool,
+    core: bool,
     peers: bool,
     roofline: bool,
     tls_cbc: bool,
@@ -61,6 +64,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         rounds: None,
         backend: None,
         all_backends: false,
+        core: false,
         peers: false,
         roofline: false,
         tls_cbc: false,
@@ -109,6 +113,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             }
             "--backend" => o.backend = Some(ours::parse_backend(&value()?)?),
             "--all-backends" => o.all_backends = true,
+            "--core" => o.core = true,
             "--peers" => o.peers = true,
             "--roofline" => o.roofline = true,
             "--tls-cbc" => o.tls_cbc = true,
@@ -168,13 +173,17 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
-/// Ours for `alg` as the options ask: the default back end (or the forced one), then with
-/// `--all-backends` each other available back end forced.
+/// Ours for `alg` as the options ask: the default back end (or the forced one), with
+/// `--core` the same through `GcmKey` directly, then with `--all-backends` each other
+/// available back end forced.
 fn our_subjects(o: &Opts, alg: Alg) -> Vec<Box<dyn Subject>> {
-    if let Some(b) = o.backend {
-        return vec![ours::subject(alg, Some(b))];
+    let mut v = vec![ours::subject(alg, o.backend)];
+    if o.core {
+        v.push(ours::core_subject(alg, o.backend));
     }
-    let mut v = vec![ours::subject(alg, None)];
+    if o.backend.is_some() {
+        return v;
+    }
     if o.all_backends {
         let default = ours::backend_in_use(alg);
         for b in ours::available_backends() {
@@ -184,32 +193,6 @@ fn our_subjects(o: &Opts, alg: Alg) -> Vec<Box<dyn Subject>> {
         }
     }
     v
-}
-
-/// Every implementation must agree on tag and ciphertext before any of them is timed.
-fn cross_check(alg: Alg, subs: &mut [Box<dyn Subject>], sizes: &[usize]) -> Result<(), String> {
-    let mut lens: Vec<usize> = vec![0, 1, 15, 17, 100, 513];
-    lens.extend_from_slice(sizes);
-    for len in lens {
-        // (who answered first, their tag and ciphertext)
-        type Answer = (String, ([u8; 16], Vec<u8>));
-        let mut first: Option<Answer> = None;
-        for s in subs.iter_mut() {
-            let a = s.answer(len);
-            match &first {
-                None => first = Some((s.name().to_string(), a)),
-                Some((n, f)) if *f != a => {
-                    return Err(format!(
-                        "{} at {len} bytes: {} and {n} disagree",
-                        alg.name(),
-                        s.name()
-                    ));
-                }
-                Some(_) => {}
-            }
-        }
-    }
-    Ok(())
 }
 
 fn print_median_line(prefix: &str, samples: &[Sample], what: &str, len: usize, op: &str) {
@@ -237,14 +220,16 @@ fn key_setup(o: &Opts, alg: Alg, subs: &[Box<dyn Subject>]) {
             s.key_size()
         );
     }
-    let (k, size) = ours::gcm_key_setup(alg, o.backend, budget);
-    println!(
-        "{} key set-up: {:<12} {:>8.1} ns/key, size_of key object {} bytes (gcm_core::GcmKey)",
-        alg.name(),
-        "ours-core",
-        k.ns_per_op(),
-        size
-    );
+    if !o.core {
+        let (k, size) = ours::gcm_key_setup(alg, o.backend, budget);
+        println!(
+            "{} key set-up: {:<12} {:>8.1} ns/key, size_of key object {} bytes (gcm_core::GcmKey)",
+            alg.name(),
+            "ours-core",
+            k.ns_per_op(),
+            size
+        );
+    }
 }
 
 fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
@@ -263,7 +248,7 @@ fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
         if o.peers {
             subs.extend(peers::subjects(alg));
         }
-        cross_check(alg, &mut subs, &sizes)?;
+        benches::gcm::cross_check(alg, &mut subs, &sizes)?;
         if o.key_setup {
             key_setup(o, alg, &subs);
         }
