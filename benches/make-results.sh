@@ -43,11 +43,11 @@ openssl_v=$(openssl version 2>/dev/null || echo "unknown")
     echo "Commands (from the repository root):"
     echo
     echo '```'
-    echo "speed --peers --all-backends --roofline --csv benches/results.csv --plot benches/results.svg --markdown gcm.md $*"
+    echo "speed --peers --all-backends --roofline --csv benches/results.csv --plot benches/results.svg --markdown gcm.md${*:+ $*}"
     echo "speed --peers --tls-cbc --no-gcm --no-key-setup --csv tls.csv --markdown tls.md"
     echo '```'
     echo
-    echo "where \`speed\` is \`cargo run --release -p benches --bin speed ${features[*]} --\`."
+    echo "where \`speed\` is \`cargo run --release -p benches --bin speed${features[*]:+ ${features[*]}} --\`."
     echo
     echo "## Machine"
     echo
@@ -63,9 +63,10 @@ openssl_v=$(openssl version 2>/dev/null || echo "unknown")
     echo "of AD (a TLS 1.2 record header). Time is the thread's CPU time"
     echo "(\`clock_gettime(CLOCK_THREAD_CPUTIME_ID)\`). Implementations are measured round-robin at each"
     echo "size, several rounds, and the median round is reported; 1 MB = 10^6 bytes. Every implementation's"
-    echo "tag and ciphertext are checked against the others before timing. \`ours\` is \`gcm_core::GcmKey\`"
-    echo "with the back end it picks on this CPU; \`ours-<backend>\` forces one with \`new_with_backend\`."
-    echo "\`AES-xxx-CTR only\` is our AES-CTR loop without GHASH (\`ctr32_apply_keystream\`), the roofline."
+    echo "tag and ciphertext are checked against the others before timing. \`ours\` is \`aes_gcm_vaes::Aes128Gcm\`"
+    echo "/ \`Aes256Gcm\` called through the \`aead\` traits, as the RustCrypto peer is, with the back end it"
+    echo "picks on this CPU; \`ours-<backend>\` forces one with \`AesGcm::new_with_backend\`. \`AES-CTR only\` is"
+    echo "our AES-CTR loop without GHASH (\`GcmKey::ctr32_apply_keystream\`, same AES code), the roofline."
     echo "Open is timed without re-copying the ciphertext: under a fixed key and nonce, two tags alternate."
     echo
     echo "## Targets"
@@ -101,7 +102,7 @@ def ratio_row(label, num, den, pick_sizes, roof=False):
         for a, o in groups:
             d = den
             if roof:
-                d = a.replace("-GCM", "-CTR") + " only"
+                d = "AES-CTR only"
             x, y = get(a, o, s, num), get(a, o, s, d)
             cells.append(f"{x / y:.2f}" if x and y else "-")
         rows.append((f"{label}, {s} B", cells))

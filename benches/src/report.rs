@@ -234,7 +234,8 @@ impl Results {
                 s.push('\n');
             }
             let best = t.best_peer();
-            if best.iter().any(Option::is_some) {
+            // A best-peer row only means something next to one of ours.
+            if t.primary_ours().is_some() && best.iter().any(Option::is_some) {
                 let _ = write!(s, "{:<w0$}", "best peer");
                 for b in &best {
                     match b {
@@ -289,7 +290,8 @@ impl Results {
                 s.push('\n');
             }
             let best = t.best_peer();
-            if best.iter().any(Option::is_some) {
+            // A best-peer row only means something next to one of ours.
+            if t.primary_ours().is_some() && best.iter().any(Option::is_some) {
                 s.push_str("| best peer |");
                 for b in &best {
                     match b {

@@ -1,4 +1,4 @@
-//! TLS 1.2 CBC-then-HMAC record protection, ours (`tls-cbc-aead`, behind the `tls-cbc`
+//! TLS 1.2 CBC-then-HMAC record protection (AES-128/256 with SHA-1, SHA-256, SHA-384), ours (`tls-cbc-aead`, behind the `tls-cbc`
 //! feature) against OpenSSL driven the way a record layer without stitched code does it.
 //!
 //! OpenSSL side, per record: seal = HMAC over seq||type||version||length||plaintext, then
@@ -26,20 +26,22 @@ const IV: [u8; 16] = [
     0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x69, 0x78, 0x87, 0x96, 0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0,
 ];
 
-/// The four CBC-HMAC suites.
+/// The AES CBC-HMAC suites (TLS 1.2 with an explicit IV).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum CbcAlg {
     Aes128Sha1,
     Aes256Sha1,
     Aes128Sha256,
+    Aes256Sha256,
     Aes256Sha384,
 }
 
 impl CbcAlg {
-    pub const ALL: [CbcAlg; 4] = [
+    pub const ALL: [CbcAlg; 5] = [
         CbcAlg::Aes128Sha1,
         CbcAlg::Aes256Sha1,
         CbcAlg::Aes128Sha256,
+        CbcAlg::Aes256Sha256,
         CbcAlg::Aes256Sha384,
     ];
 
@@ -48,6 +50,7 @@ impl CbcAlg {
             CbcAlg::Aes128Sha1 => "AES-128-CBC-SHA1",
             CbcAlg::Aes256Sha1 => "AES-256-CBC-SHA1",
             CbcAlg::Aes128Sha256 => "AES-128-CBC-SHA256",
+            CbcAlg::Aes256Sha256 => "AES-256-CBC-SHA256",
             CbcAlg::Aes256Sha384 => "AES-256-CBC-SHA384",
         }
     }
@@ -55,7 +58,7 @@ impl CbcAlg {
     fn enc_key_len(self) -> usize {
         match self {
             CbcAlg::Aes128Sha1 | CbcAlg::Aes128Sha256 => 16,
-            CbcAlg::Aes256Sha1 | CbcAlg::Aes256Sha384 => 32,
+            CbcAlg::Aes256Sha1 | CbcAlg::Aes256Sha256 | CbcAlg::Aes256Sha384 => 32,
         }
     }
 
@@ -63,7 +66,7 @@ impl CbcAlg {
     fn mac_len(self) -> usize {
         match self {
             CbcAlg::Aes128Sha1 | CbcAlg::Aes256Sha1 => 20,
-            CbcAlg::Aes128Sha256 => 32,
+            CbcAlg::Aes128Sha256 | CbcAlg::Aes256Sha256 => 32,
             CbcAlg::Aes256Sha384 => 48,
         }
     }
@@ -186,7 +189,9 @@ pub fn cross_check(alg: CbcAlg, sizes: &[usize]) -> Result<(), String> {
 #[cfg(feature = "tls-cbc")]
 mod ours {
     use aead::{AeadInOut, KeyInit, Nonce};
-    use tls_cbc_aead::{Aes128CbcSha1, Aes128CbcSha256, Aes256CbcSha1, Aes256CbcSha384};
+    use tls_cbc_aead::{
+        Aes128CbcSha1, Aes128CbcSha256, Aes256CbcSha1, Aes256CbcSha256, Aes256CbcSha384,
+    };
 
     use super::{CbcAlg, CbcSubject, Named, TlsCbc};
 
@@ -219,6 +224,7 @@ mod ours {
             CbcAlg::Aes128Sha1 => named::<Aes128CbcSha1>(key),
             CbcAlg::Aes256Sha1 => named::<Aes256CbcSha1>(key),
             CbcAlg::Aes128Sha256 => named::<Aes128CbcSha256>(key),
+            CbcAlg::Aes256Sha256 => named::<Aes256CbcSha256>(key),
             CbcAlg::Aes256Sha384 => named::<Aes256CbcSha384>(key),
         }
     }
@@ -311,6 +317,7 @@ mod openssl_side {
                 CbcAlg::Aes128Sha1 => (MessageDigest::sha1(), Cipher::aes_128_cbc()),
                 CbcAlg::Aes256Sha1 => (MessageDigest::sha1(), Cipher::aes_256_cbc()),
                 CbcAlg::Aes128Sha256 => (MessageDigest::sha256(), Cipher::aes_128_cbc()),
+                CbcAlg::Aes256Sha256 => (MessageDigest::sha256(), Cipher::aes_256_cbc()),
                 CbcAlg::Aes256Sha384 => (MessageDigest::sha384(), Cipher::aes_256_cbc()),
             };
             let (mac_key, enc_key) = key.split_at(alg.mac_len());
