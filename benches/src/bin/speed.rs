@@ -402,10 +402,15 @@ fn run(o: &Opts) -> Result<(), String> {
     if o.tls_cbc {
         run_tls_cbc(o, &mut results)?;
     }
-    let several = results
+    // A table only adds something when there is more than one line in it.
+    let mut names: Vec<&str> = results
         .entries
         .iter()
-        .any(|e| e.kind != Kind::Ours || e.implementation != "ours");
+        .map(|e| e.implementation.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let several = names.len() > 1;
     if several {
         print!("{}", results.text());
     }
