@@ -447,3 +447,44 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn defaults_follow_the_mode() {
+        let o = parse(&[]).unwrap();
+        assert_eq!((o.budget_ns(), o.rounds()), (1_000_000_000, 1));
+        let o = parse(&args("--peers")).unwrap();
+        assert_eq!((o.budget_ns(), o.rounds()), (100_000_000, 7));
+        let o = parse(&args("--peers --timeout 0.5 --rounds 3")).unwrap();
+        assert_eq!((o.budget_ns(), o.rounds()), (500_000_000, 3));
+    }
+
+    #[test]
+    fn chunks_and_filter() {
+        let o = parse(&args("--chunks 16,1350,16384 --filter AES-128-GCM")).unwrap();
+        assert_eq!(o.chunks, Some(vec![16, 1350, 16384]));
+        assert!(o.wanted("AES-128-GCM seal"));
+        assert!(!o.wanted("AES-256-GCM seal"));
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        for bad in [
+            "--chunks 16,x",
+            "--timeout 0",
+            "--timeout",
+            "--backend nope",
+            "--frobnicate",
+            "--backend portable --all-backends",
+        ] {
+            assert!(parse(&args(bad)).is_err(), "{bad}");
+        }
+    }
+}
