@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 bash benches/setup.sh
 
-cargo build --release -p benches --bin speed
+bash "$(dirname "$0")/setup.sh"
+cargo build --release -p benches --bin speed --features full
 speed="${CARGO_TARGET_DIR:-target}/release/speed"
 
 tmp=$(mktemp -d)
