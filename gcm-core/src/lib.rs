@@ -43,6 +43,8 @@ extern crate std;
 pub mod aes;
 mod backend;
 mod cpu;
+#[doc(hidden)]
+pub mod ct;
 mod error;
 #[allow(unsafe_code)] // the dispatch calls `#[target_feature]` kernels
 mod gcm;
