@@ -273,6 +273,11 @@ impl GcmKey {
     }
 }
 
+/// With `zeroize`, dropping a key wipes its round keys and hash-key powers: `HwKey` and
+/// the RustCrypto `aes`/`ghash` types (portable back end) each do so in their `Drop`.
+#[cfg(feature = "zeroize")]
+impl zeroize::ZeroizeOnDrop for GcmKey {}
+
 macro_rules! from_ciphers {
     ($($ours:ident, $theirs:ident, $variant:ident, $len:literal;)*) => {$(
         /// Takes over the key schedule of this crate's AES type: same back end, no second

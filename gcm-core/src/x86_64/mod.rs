@@ -128,6 +128,12 @@ impl Drop for HwKey {
     fn drop(&mut self) {
         wipe(&mut self.aes.rk);
         wipe(&mut self.h.0);
+        // Padding too: a key built on the stack carries stale stack bytes in its padding,
+        // and for AES-256 the 16 bytes after the power table were found to hold the last
+        // round key (tests/tests/zeroize.rs).
+        // SAFETY: `HwKey` is plain data (vectors and a `usize`, no pointers, no fields
+        // with `Drop`), for which all-zero bytes are a valid value.
+        unsafe { zeroize::zeroize_flat_type(self) };
     }
 }
 
