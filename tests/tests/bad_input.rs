@@ -1,4 +1,4 @@
-//! Bad input through the public APIs of `gcm-core` and `aes-gcm-vaes`: every case must
+//! Bad input through the public APIs of `gcm-core`, `aes-gcm-vaes` and `tls-cbc-aead`: every case must
 //! come back as an error (never a panic), and no failed call may leave plaintext behind.
 //!
 //! Each test prints its part of a table of the inputs tried and what each returned
@@ -550,4 +550,231 @@ fn tampered_messages_leave_no_plaintext() {
             }
         }
     }
+}
+
+/// What happened to a batch of bad records: every result and the state of the buffer.
+#[derive(Default)]
+struct Batch {
+    tried: usize,
+    errors: usize,
+    left_empty: usize,
+}
+
+impl Batch {
+    fn add(&mut self, r: Result<(), aes_gcm_vaes::aead::Error>, buf: &[u8]) {
+        self.tried += 1;
+        if r.is_err() {
+            self.errors += 1;
+        }
+        if buf.is_empty() {
+            self.left_empty += 1;
+        }
+    }
+
+    fn summary(&self) -> String {
+        assert_eq!(self.errors, self.tried, "a bad TLS record was accepted");
+        assert_eq!(
+            self.left_empty, self.tried,
+            "a failed TLS open left bytes behind"
+        );
+        format!("{} × Err(Error), buffer empty each time", self.errors)
+    }
+}
+
+/// Bad records for one explicit-IV TLS suite; returns rows for the table.
+fn tls_explicit_suite<A: AeadInOut + KeyInit>(name: &str, key_len: usize, t: &mut Table) {
+    use aes_gcm_vaes::aead::{AeadCore, Nonce, array::typenum::Unsigned};
+    let block = <A as AeadCore>::NonceSize::USIZE;
+    let mut rng = Rng::new(key_len as u64 * 31 + block as u64);
+    for n in [0, key_len - 1, key_len + 1] {
+        let r = A::new_from_slice(&rng.bytes(n));
+        assert!(r.is_err());
+        t.note(
+            &format!("{name}::new_from_slice"),
+            format!("{n}-byte key"),
+            ok_name(&r),
+        );
+    }
+    let a = A::new_from_slice(&rng.bytes(key_len)).unwrap();
+    let iv = rng.bytes(block);
+    let nonce = Nonce::<A>::try_from(iv.as_slice()).unwrap();
+    let ad = rng.bytes(11);
+
+    // Random bytes as records, every length 0..=600.
+    let mut random = Batch::default();
+    for len in 0..=600 {
+        let mut buf = rng.bytes(len);
+        let r = a.decrypt_in_place(&nonce, &ad, &mut buf);
+        random.add(r, &buf);
+    }
+    t.note(
+        &format!("{name}::decrypt_in_place"),
+        "random records, every length 0..=600",
+        random.summary(),
+    );
+
+    // Genuine records of every length up to 600, each tampered in one way: a bit of the
+    // record (anywhere), of the IV or of the AD, the last block dropped, a block added.
+    let mut tampered = Batch::default();
+    let mut lengths = std::collections::BTreeSet::new();
+    for pt_len in 0..=600 {
+        let mut rec = rng.bytes(pt_len);
+        a.encrypt_in_place(&nonce, &ad, &mut rec).unwrap();
+        if rec.len() > 600 {
+            break;
+        }
+        lengths.insert(rec.len());
+        let how = pt_len % 5;
+        let (mut n2, mut ad2, mut buf) = (iv.clone(), ad.clone(), rec.clone());
+        match how {
+            0 => {
+                let i = rng.below(buf.len());
+                buf[i] ^= 1 << rng.below(8);
+            }
+            1 => n2[rng.below(block)] ^= 0x80,
+            2 => ad2[rng.below(11)] ^= 1,
+            3 => buf.truncate(buf.len() - block),
+            _ => buf.extend_from_slice(&rng.bytes(block)),
+        }
+        let nonce2 = Nonce::<A>::try_from(n2.as_slice()).unwrap();
+        let r = a.decrypt_in_place(&nonce2, &ad2, &mut buf);
+        tampered.add(r, &buf);
+        // Untampered, it opens.
+        let mut ok = rec.clone();
+        a.decrypt_in_place(&nonce, &ad, &mut ok).unwrap();
+    }
+    t.note(
+        &format!("{name}::decrypt_in_place"),
+        format!(
+            "genuine records of all {} lengths {}..={} with a bit of record/IV/AD flipped, a block dropped or added",
+            lengths.len(),
+            lengths.first().unwrap(),
+            lengths.last().unwrap()
+        ),
+        tampered.summary(),
+    );
+
+    // AD of the wrong length, both ways.
+    for n in [0usize, 10, 12, 13] {
+        let mut buf = b"hello".to_vec();
+        let r = a.encrypt_in_place(&nonce, &rng.bytes(n), &mut buf);
+        assert!(r.is_err());
+        assert_eq!(buf, b"hello", "a refused seal leaves the input as it was");
+        let mut rec = b"hello".to_vec();
+        a.encrypt_in_place(&nonce, &ad, &mut rec).unwrap();
+        let r2 = a.decrypt_in_place(&nonce, &rng.bytes(n), &mut rec);
+        assert!(r2.is_err() && rec.is_empty());
+        if n == 10 || n == 12 {
+            t.note(
+                &format!("{name}::encrypt_in_place / decrypt_in_place"),
+                format!("{n}-byte AD"),
+                format!(
+                    "{}, input untouched / {}, buffer empty",
+                    ok_name(&r),
+                    ok_name(&r2)
+                ),
+            );
+        }
+    }
+
+    // Too small a fixed buffer for the sealed record.
+    let mut small: ArrayVec<u8, 40> = (0..30u8).collect();
+    let r = a.encrypt_in_place(&nonce, &ad, &mut small);
+    assert!(r.is_err());
+    assert_eq!(small.as_slice(), &(0..30u8).collect::<Vec<_>>()[..]);
+    t.note(
+        &format!("{name}::encrypt_in_place"),
+        "30-byte plaintext in ArrayVec<u8, 40>",
+        format!(
+            "{}, plaintext left as it was (nothing encrypted)",
+            ok_name(&r)
+        ),
+    );
+
+    // Over the length limits, and the detached methods that cannot work for TLS records.
+    let mut big = vec![0u8; tls_cbc_aead::MAX_PLAINTEXT_LEN + 1];
+    let r = a.encrypt_in_place(&nonce, &ad, &mut big);
+    assert!(r.is_err());
+    t.note(
+        &format!("{name}::encrypt_in_place"),
+        "plaintext of 2^16 bytes",
+        ok_name(&r),
+    );
+    let mut huge =
+        vec![0u8; (tls_cbc_aead::MAX_PLAINTEXT_LEN + 48 + 256 + 16) / block * block + block];
+    let r = a.decrypt_in_place(&nonce, &ad, &mut huge);
+    assert!(r.is_err() && huge.is_empty());
+    t.note(
+        &format!("{name}::decrypt_in_place"),
+        "record longer than any sealed record",
+        format!("{}, buffer empty", ok_name(&r)),
+    );
+    let mut buf = [0u8; 32];
+    let r = a.encrypt_inout_detached(&nonce, &ad, (&mut buf[..]).into());
+    assert!(r.is_err());
+    t.note(
+        &format!("{name}::encrypt_inout_detached"),
+        "any input",
+        ok_name(&r),
+    );
+}
+
+#[test]
+fn tls_records_of_every_length() {
+    use tls_cbc_aead::*;
+    let mut t = Table::new("TLS CBC records (every suite)");
+    tls_explicit_suite::<Aes128CbcSha1>("Aes128CbcSha1", 36, &mut t);
+    tls_explicit_suite::<Aes256CbcSha1>("Aes256CbcSha1", 52, &mut t);
+    tls_explicit_suite::<Aes128CbcSha256>("Aes128CbcSha256", 48, &mut t);
+    tls_explicit_suite::<Aes256CbcSha256>("Aes256CbcSha256", 64, &mut t);
+    tls_explicit_suite::<Aes256CbcSha384>("Aes256CbcSha384", 80, &mut t);
+    tls_explicit_suite::<DesEde3CbcSha1>("DesEde3CbcSha1", 44, &mut t);
+
+    macro_rules! implicit {
+        ($ty:ty, $name:literal, $key_len:expr) => {{
+            let mut rng = Rng::new($key_len);
+            let r = <$ty>::new_from_slice(&rng.bytes($key_len - 1));
+            assert!(r.is_err());
+            t.note(
+                concat!($name, "::new_from_slice"),
+                format!("{}-byte key", $key_len - 1),
+                ok_name(&r),
+            );
+            let key = rng.bytes($key_len);
+            let mut random = Batch::default();
+            for len in 0..=600 {
+                let mut s = <$ty>::new_from_slice(&key).unwrap();
+                let mut buf = rng.bytes(len);
+                let r = s.open_in_place(&rng.bytes(11), &mut buf);
+                random.add(r, &buf);
+            }
+            t.note(
+                concat!($name, "::open_in_place"),
+                "random records, every length 0..=600",
+                random.summary(),
+            );
+            let mut tampered = Batch::default();
+            for len in 0..=560 {
+                let (mut sealer, mut opener) = (
+                    <$ty>::new_from_slice(&key).unwrap(),
+                    <$ty>::new_from_slice(&key).unwrap(),
+                );
+                let ad = rng.bytes(11);
+                let mut rec = rng.bytes(len);
+                sealer.seal_in_place(&ad, &mut rec).unwrap();
+                let i = rng.below(rec.len());
+                rec[i] ^= 1 << rng.below(8);
+                let r = opener.open_in_place(&ad, &mut rec);
+                tampered.add(r, &rec);
+            }
+            t.note(
+                concat!($name, "::open_in_place"),
+                "genuine records of plaintext 0..=560 bytes, one bit flipped",
+                tampered.summary(),
+            );
+        }};
+    }
+    implicit!(Aes128CbcSha1ImplicitIv, "Aes128CbcSha1ImplicitIv", 52);
+    implicit!(Aes256CbcSha1ImplicitIv, "Aes256CbcSha1ImplicitIv", 68);
+    implicit!(DesEde3CbcSha1ImplicitIv, "DesEde3CbcSha1ImplicitIv", 52);
 }

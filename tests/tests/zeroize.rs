@@ -1,4 +1,6 @@
-//! With the `zeroize` feature every type that holds key material wipes it when dropped.
+//! With the `zeroize` feature every type that holds key material wipes it when dropped:
+//! GCM keys, AES block ciphers and GHASH on every back end, the `aes-gcm-vaes` AEADs and
+//! the `tls-cbc-aead` suites (AES/3DES schedules, HMAC states, implicit-IV chaining).
 //!
 //! Run with `cargo test -p tests --features zeroize --test zeroize`. Each value is built
 //! inside a `MaybeUninit` slot that stays allocated (on this test's stack) after the value
@@ -190,6 +192,20 @@ fn key_holding_types_wipe_on_drop() {
             &arr(k),
         )
     }));
+    // TLS CBC suites: AES (or 3DES) schedules plus the HMAC inner and outer states (and,
+    // for implicit IV, the chaining block).
+    macro_rules! tls {
+        ($($ty:ident: $len:expr),*) => {$(
+            lines.push(check(concat!("tls_cbc_aead::", stringify!($ty)), $len, false, |k| {
+                <tls_cbc_aead::$ty as KeyInit>::new_from_slice(k).unwrap()
+            }));
+        )*};
+    }
+    tls!(
+        Aes128CbcSha1: 36, Aes256CbcSha1: 52, Aes128CbcSha256: 48, Aes256CbcSha256: 64,
+        Aes256CbcSha384: 80, DesEde3CbcSha1: 44, Aes128CbcSha1ImplicitIv: 52,
+        Aes256CbcSha1ImplicitIv: 68, DesEde3CbcSha1ImplicitIv: 52
+    );
     let (ok, bad): (Vec<_>, Vec<_>) = lines.into_iter().partition(Result::is_ok);
     let ok: Vec<String> = ok.into_iter().map(Result::unwrap).collect();
     let bad: Vec<String> = bad.into_iter().map(Result::unwrap_err).collect();
