@@ -3,7 +3,9 @@
 # (natively) and then run under QEMU user mode with CPU models that have fewer features
 # than this machine. For each model the dispatch test asserts which back end
 # `Backend::detect()` picks and the exact list `Backend::available()` yields, and the
-# Wycheproof, cross-back-end, bad-input and gcm-core unit tests must pass on what is left.
+# Wycheproof, cross-back-end, bad-input and gcm-core unit tests, and tls-cbc-aead's unit,
+# known-answer and differential tests (its AES runs on gcm-core's back ends), must pass on
+# what is left.
 #
 #   model      what TCG exposes                          expected
 #   qemu64     no AES-NI, no PCLMULQDQ, no AVX             portable
@@ -46,10 +48,11 @@ trap 'rm -f "$list"' EXIT
 # Optimised (with debug assertions still on): the emulator is 10-50x slower than the CPU,
 # and the cross-back-end test pushes megabytes through each back end. The profile is part
 # of cargo's artifact hash, so this does not disturb the plain `cargo test` build.
-CARGO_PROFILE_DEV_OPT_LEVEL=2 cargo test -p tests -p gcm-core --no-run --message-format=json |
+CARGO_PROFILE_DEV_OPT_LEVEL=2 cargo test -p tests -p gcm-core -p tls-cbc-aead --no-run --message-format=json |
     python3 -c '
 import json, sys
-want = {"wycheproof", "cross_backend", "dispatch", "bad_input", "gcm_core"}
+want = {"wycheproof", "cross_backend", "dispatch", "bad_input", "gcm_core",
+        "tls_cbc_aead", "differential", "kat"}
 for line in sys.stdin:
     try:
         m = json.loads(line)
@@ -59,7 +62,7 @@ for line in sys.stdin:
             and m["target"]["name"] in want and m["profile"]["test"]:
         print(m["target"]["name"], m["executable"])
 ' >"$list"
-for t in dispatch wycheproof cross_backend bad_input gcm_core; do
+for t in dispatch wycheproof cross_backend bad_input gcm_core tls_cbc_aead differential kat; do
     grep -q "^$t " "$list" || { echo "qemu: test binary $t not built" >&2; exit 2; }
 done
 
