@@ -13,8 +13,9 @@
 //! the request returns its default; outside the feature, or off x86_64, every function
 //! here is an empty inline function, so release builds carry no trace of it.
 //!
-//! This module is `#[doc(hidden)]`: it is for the crate's own constant-time tests (see
-//! `gcm-core/tests/ct_valgrind.rs` and `.ci/ct-gcm.sh`), not an API.
+//! This module is `#[doc(hidden)]`: it serves the workspace's constant-time checks (this
+//! crate's `tests/ct_valgrind.rs` and `.ci/ct-gcm.sh`, and `tls-cbc-aead`, whose
+//! `ct_check` module and `ct-check` feature are built on it), not users.
 
 /// Marks `bytes` as secret: memcheck reports every branch or address derived from them.
 #[inline]
