@@ -31,7 +31,11 @@ if ! command -v qemu-x86_64 >/dev/null; then
     echo "qemu: installing qemu-user"
     export DEBIAN_FRONTEND=noninteractive
     if [ "${QEMU_BACKPORTS:-0}" = 1 ]; then
-        echo "deb http://deb.debian.org/debian bookworm-backports main" \
+        # Backports from the same mirror as the machine's main Debian source.
+        mirror=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' \
+            /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+        [ -n "$mirror" ] || { echo "qemu: no Debian mirror found for backports" >&2; exit 2; }
+        echo "deb $mirror bookworm-backports main" \
             >/etc/apt/sources.list.d/bookworm-backports.list
         apt-get update -qq
         apt-get install -y -qq -t bookworm-backports qemu-user >/dev/null
