@@ -166,6 +166,18 @@ pub(crate) fn encrypt_block(k: &RoundKeys, block: __m128i) -> __m128i {
     _mm_aesenclast_si128(s, k.rk[k.rounds])
 }
 
+/// Encrypts one block with `NR` rounds known at compile time (the kernels' `E(J0)` and
+/// tail blocks), so the round loop unrolls.
+#[inline]
+#[target_feature(enable = "aes,sse2")]
+pub(crate) fn encrypt1<const NR: usize>(rk: &[__m128i; 15], b: __m128i) -> __m128i {
+    let mut s = _mm_xor_si128(b, rk[0]);
+    for k in &rk[1..NR] {
+        s = _mm_aesenc_si128(s, *k);
+    }
+    _mm_aesenclast_si128(s, rk[NR])
+}
+
 /// Decrypts one block with the schedule from [`decrypt_keys`].
 #[target_feature(enable = "aes,sse2")]
 pub(crate) fn decrypt_block(dk: &RoundKeys, block: __m128i) -> __m128i {

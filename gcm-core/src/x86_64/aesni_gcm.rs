@@ -17,72 +17,13 @@
 //! aggregated multiplication by `H^n ... H^1`.
 
 use super::clmul::{self, Wide, bswap};
-use super::{AesNiToken, HPowers, HwKey, InOut, load16, read_tail, store16, write_tail};
+use super::{AesNiToken, HPowers, HwKey, InOut, aes_ni, load16, read_tail, store16, write_tail};
 use core::arch::x86_64::*;
 
 const BLOCKS: usize = 8;
 const CHUNK: usize = 16 * BLOCKS;
 
-/// Encrypts `io` and returns the full tag.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn seal(
-    key: &HwKey,
-    _t: AesNiToken,
-    j0: &[u8; 16],
-    aad: &[u8],
-    io: InOut,
-) -> [u8; 16] {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => gcm::<10, true>(key, j0, aad, io),
-            12 => gcm::<12, true>(key, j0, aad, io),
-            _ => gcm::<14, true>(key, j0, aad, io),
-        }
-    }
-}
-
-/// Decrypts `io` and returns the full tag the ciphertext should carry.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn open(
-    key: &HwKey,
-    _t: AesNiToken,
-    j0: &[u8; 16],
-    aad: &[u8],
-    io: InOut,
-) -> [u8; 16] {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => gcm::<10, false>(key, j0, aad, io),
-            12 => gcm::<12, false>(key, j0, aad, io),
-            _ => gcm::<14, false>(key, j0, aad, io),
-        }
-    }
-}
-
-/// AES-CTR (32-bit counter) from `counter_block`, no hashing.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn ctr(key: &HwKey, _t: AesNiToken, counter_block: &[u8; 16], io: InOut) {
-    let ctr = bswap(load16(counter_block));
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => bulk::<10, true, false>(key, ctr, _mm_setzero_si128(), io),
-            12 => bulk::<12, true, false>(key, ctr, _mm_setzero_si128(), io),
-            _ => bulk::<14, true, false>(key, ctr, _mm_setzero_si128(), io),
-        };
-    }
-}
+kernel_entry_points!(AesNiToken, "aes,pclmulqdq,ssse3,sse4.1");
 
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
 unsafe fn gcm<const NR: usize, const ENC: bool>(
@@ -92,7 +33,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     io: InOut,
 ) -> [u8; 16] {
     let j0 = load16(j0);
-    let tag_mask = encrypt1::<NR>(&key.aes.rk, j0);
+    let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
     let x = clmul::update(&key.h, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
@@ -102,16 +43,6 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     let mut tag = [0u8; 16];
     store16(&mut tag, _mm_xor_si128(bswap(s), tag_mask));
     tag
-}
-
-#[inline]
-#[target_feature(enable = "aes,sse2")]
-fn encrypt1<const NR: usize>(rk: &[__m128i; 15], b: __m128i) -> __m128i {
-    let mut s = _mm_xor_si128(b, rk[0]);
-    for k in &rk[1..NR] {
-        s = _mm_aesenc_si128(s, *k);
-    }
-    _mm_aesenclast_si128(s, rk[NR])
 }
 
 /// The counter blocks `ctr + 0 .. ctr + 7`, byte order restored, whitened with round key 0.
@@ -255,7 +186,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     }
     for (i, b) in buf[..n].iter_mut().enumerate() {
         let c = bswap(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
-        store16(b, _mm_xor_si128(load16(b), encrypt1::<NR>(rk, c)));
+        store16(b, _mm_xor_si128(load16(b), aes_ni::encrypt1::<NR>(rk, c)));
     }
     // SAFETY: as above.
     unsafe { write_tail(io, off, rem, buf.as_flattened()) };

@@ -19,6 +19,77 @@
 use crate::Backend;
 use core::arch::x86_64::__m128i;
 
+/// The entry points of a GCM kernel module: `seal`, `open` and `ctr`, each dispatching on
+/// the key's round count to the module's `gcm::<NR, ENC>` or `bulk::<NR, true, false>`.
+/// The kernels are monomorphised per key size so that their round loops unroll; this
+/// is the one place that picks among them.
+macro_rules! kernel_entry_points {
+    ($token:ty, $features:literal) => {
+        /// Encrypts `io` and returns the full tag.
+        ///
+        /// # Safety
+        /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn seal(
+            key: &HwKey,
+            _t: $token,
+            j0: &[u8; 16],
+            aad: &[u8],
+            io: InOut,
+        ) -> [u8; 16] {
+            // SAFETY: forwarded contract; the token proves the features.
+            unsafe {
+                match key.aes.rounds {
+                    10 => gcm::<10, true>(key, j0, aad, io),
+                    12 => gcm::<12, true>(key, j0, aad, io),
+                    _ => gcm::<14, true>(key, j0, aad, io),
+                }
+            }
+        }
+
+        /// Decrypts `io` and returns the full tag the ciphertext should carry.
+        ///
+        /// # Safety
+        /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn open(
+            key: &HwKey,
+            _t: $token,
+            j0: &[u8; 16],
+            aad: &[u8],
+            io: InOut,
+        ) -> [u8; 16] {
+            // SAFETY: forwarded contract; the token proves the features.
+            unsafe {
+                match key.aes.rounds {
+                    10 => gcm::<10, false>(key, j0, aad, io),
+                    12 => gcm::<12, false>(key, j0, aad, io),
+                    _ => gcm::<14, false>(key, j0, aad, io),
+                }
+            }
+        }
+
+        /// AES-CTR (32-bit counter) from `counter_block`, no hashing: the bulk loop
+        /// without GHASH.
+        ///
+        /// # Safety
+        /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn ctr(key: &HwKey, _t: $token, counter_block: &[u8; 16], io: InOut) {
+            let ctr = bswap(load16(counter_block));
+            let x = _mm_setzero_si128();
+            // SAFETY: forwarded contract; the token proves the features.
+            unsafe {
+                match key.aes.rounds {
+                    10 => bulk::<10, true, false>(key, ctr, x, io),
+                    12 => bulk::<12, true, false>(key, ctr, x, io),
+                    _ => bulk::<14, true, false>(key, ctr, x, io),
+                };
+            }
+        }
+    };
+}
+
 pub(crate) mod aes_ni;
 pub(crate) mod aesni_gcm;
 pub(crate) mod block_cipher;

@@ -10,73 +10,16 @@
 //! buffer, and XORs come in pairs.
 
 use super::clmul::{self, bswap, bswap_mask};
-use super::{HPowers, HwKey, InOut, Vaes256Token, load16, read_tail, store16, write_tail};
+use super::{HPowers, HwKey, InOut, Vaes256Token, aes_ni, load16, read_tail, store16, write_tail};
 use core::arch::x86_64::*;
 
 const VECS: usize = 4;
 const CHUNK: usize = 16 * 2 * VECS;
 
-/// Encrypts `io` and returns the full tag.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn seal(
-    key: &HwKey,
-    _t: Vaes256Token,
-    j0: &[u8; 16],
-    aad: &[u8],
-    io: InOut,
-) -> [u8; 16] {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => gcm::<10, true>(key, j0, aad, io),
-            12 => gcm::<12, true>(key, j0, aad, io),
-            _ => gcm::<14, true>(key, j0, aad, io),
-        }
-    }
-}
-
-/// Decrypts `io` and returns the full tag the ciphertext should carry.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn open(
-    key: &HwKey,
-    _t: Vaes256Token,
-    j0: &[u8; 16],
-    aad: &[u8],
-    io: InOut,
-) -> [u8; 16] {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => gcm::<10, false>(key, j0, aad, io),
-            12 => gcm::<12, false>(key, j0, aad, io),
-            _ => gcm::<14, false>(key, j0, aad, io),
-        }
-    }
-}
-
-/// AES-CTR (32-bit counter) from `counter_block`, no hashing.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn ctr(key: &HwKey, _t: Vaes256Token, counter_block: &[u8; 16], io: InOut) {
-    let ctr = bswap(load16(counter_block));
-    let x = _mm_setzero_si128();
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => bulk::<10, true, false>(key, ctr, x, io),
-            12 => bulk::<12, true, false>(key, ctr, x, io),
-            _ => bulk::<14, true, false>(key, ctr, x, io),
-        };
-    }
-}
+kernel_entry_points!(
+    Vaes256Token,
+    "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1"
+);
 
 /// GHASH of `data` (zero-padded) continuing from `x` (mirrored), 8 blocks per reduction.
 #[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
@@ -107,7 +50,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     io: InOut,
 ) -> [u8; 16] {
     let j0 = load16(j0);
-    let tag_mask = encrypt1::<NR>(&key.aes.rk, j0);
+    let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
     let x = ghash(&key.h, Vaes256Token(()), _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
@@ -117,16 +60,6 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     let mut tag = [0u8; 16];
     store16(&mut tag, _mm_xor_si128(bswap(s), tag_mask));
     tag
-}
-
-#[inline]
-#[target_feature(enable = "aes,sse2")]
-fn encrypt1<const NR: usize>(rk: &[__m128i; 15], b: __m128i) -> __m128i {
-    let mut s = _mm_xor_si128(b, rk[0]);
-    for k in &rk[1..NR] {
-        s = _mm_aesenc_si128(s, *k);
-    }
-    _mm_aesenclast_si128(s, rk[NR])
 }
 
 /// An unreduced sum of lane-wise products.

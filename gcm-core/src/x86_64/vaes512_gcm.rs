@@ -35,80 +35,16 @@
 //! loop and masked tail, without the AES.
 
 use super::clmul::{self, bswap, bswap_mask};
-use super::{HPowers, HwKey, InOut, Vaes512Token, load16, store16};
+use super::{HPowers, HwKey, InOut, Vaes512Token, aes_ni, load16, store16};
 use core::arch::x86_64::*;
 
 const VECS: usize = 4;
 const CHUNK: usize = 16 * 4 * VECS;
 
-/// Encrypts `io` and returns the full tag.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(
-    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
-)]
-pub(crate) unsafe fn seal(
-    key: &HwKey,
-    _t: Vaes512Token,
-    j0: &[u8; 16],
-    aad: &[u8],
-    io: InOut,
-) -> [u8; 16] {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => gcm::<10, true>(key, j0, aad, io),
-            12 => gcm::<12, true>(key, j0, aad, io),
-            _ => gcm::<14, true>(key, j0, aad, io),
-        }
-    }
-}
-
-/// Decrypts `io` and returns the full tag the ciphertext should carry.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(
-    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
-)]
-pub(crate) unsafe fn open(
-    key: &HwKey,
-    _t: Vaes512Token,
-    j0: &[u8; 16],
-    aad: &[u8],
-    io: InOut,
-) -> [u8; 16] {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => gcm::<10, false>(key, j0, aad, io),
-            12 => gcm::<12, false>(key, j0, aad, io),
-            _ => gcm::<14, false>(key, j0, aad, io),
-        }
-    }
-}
-
-/// AES-CTR (32-bit counter) from `counter_block`, no hashing: the same loop as `seal`
-/// without GHASH, i.e. the speed limit of the AES units.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(
-    enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
-)]
-pub(crate) unsafe fn ctr(key: &HwKey, _t: Vaes512Token, counter_block: &[u8; 16], io: InOut) {
-    let ctr = bswap(load16(counter_block));
-    let x = _mm_setzero_si128();
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => bulk::<10, true, false>(key, ctr, x, io),
-            12 => bulk::<12, true, false>(key, ctr, x, io),
-            _ => bulk::<14, true, false>(key, ctr, x, io),
-        };
-    }
-}
+kernel_entry_points!(
+    Vaes512Token,
+    "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
+);
 
 /// GHASH of `data` (zero-padded) continuing from `x` (mirrored form), 16 blocks per
 /// reduction.
@@ -158,7 +94,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
         return unsafe { short::<NR, ENC>(key, j0, aad, io) };
     }
     // E(J0) is independent of everything else; out-of-order execution overlaps it.
-    let tag_mask = encrypt1::<NR>(&key.aes.rk, j0);
+    let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
     // SAFETY: the caller's token proved the features `ghash` is compiled for.
     let x = ghash(&key.h, token(), _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
@@ -201,7 +137,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
     // SAFETY: `first + 3 < HPowers::LEN`, and for the message vectors
     // `first + na + 4i + 3 <= 17` for every vector holding data (see the caller's bounds).
     let powers = |i: usize| unsafe { _mm512_loadu_si512(h.0.as_ptr().add(i).cast()) };
-    let tag_mask = encrypt1::<NR>(&key.aes.rk, j0);
+    let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
 
     let mut w = Wide::zero();
     if na > 0 {
@@ -290,16 +226,6 @@ unsafe fn short<const NR: usize, const ENC: bool>(
 #[inline(always)]
 fn token() -> Vaes512Token {
     Vaes512Token(())
-}
-
-#[inline]
-#[target_feature(enable = "aes,sse2")]
-fn encrypt1<const NR: usize>(rk: &[__m128i; 15], b: __m128i) -> __m128i {
-    let mut s = _mm_xor_si128(b, rk[0]);
-    for k in &rk[1..NR] {
-        s = _mm_aesenc_si128(s, *k);
-    }
-    _mm_aesenclast_si128(s, rk[NR])
 }
 
 /// The mask of the bytes of vector `i` that lie inside the first `len` bytes.
