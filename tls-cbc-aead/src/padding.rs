@@ -26,12 +26,16 @@ pub(crate) fn check(record: &[u8], mac_len: usize) -> (usize, usize) {
     let mut good = ct::ge(len, mac_len + 1 + pad);
 
     let window = len.min(MAX_PADDING);
-    let mut bad_bits = 0usize;
+    // Lane arithmetic on u16, with no compare the optimiser could turn into a branch, so
+    // that the loop vectorises: for a byte `i` places from the end, `pad - i` wraps (its
+    // high byte becomes 0xff) exactly when the byte lies before the padding.
+    let pad16 = pad as u16;
+    let mut bad = 0u16;
     for (i, &b) in record[len - window..].iter().rev().enumerate() {
-        // Byte i from the end belongs to the padding when i <= pad.
-        let in_padding = ct::ge(pad, i);
-        bad_bits |= in_padding & (pad ^ usize::from(b));
+        let outside = pad16.wrapping_sub(i as u16) >> 8;
+        bad |= !outside & (pad16 ^ u16::from(b));
     }
+    let bad_bits = usize::from(bad);
     good &= ct::is_zero(bad_bits & 0xff);
 
     let stripped = len - (good & (pad + 1));
