@@ -26,14 +26,16 @@ pub(crate) fn check(record: &[u8], mac_len: usize) -> (usize, usize) {
     let mut good = ct::ge(len, mac_len + 1 + pad);
 
     let window = len.min(MAX_PADDING);
-    // Lane arithmetic on u16, with no compare the optimiser could turn into a branch, so
-    // that the loop vectorises: for a byte `i` places from the end, `pad - i` wraps (its
-    // high byte becomes 0xff) exactly when the byte lies before the padding.
-    let pad16 = pad as u16;
-    let mut bad = 0u16;
+    // Byte-lane arithmetic (sixteen lanes per SSE2 register), with no compare the
+    // optimiser could turn into a branch: for the byte `i` places from the end (i < 256),
+    // `i - pad` saturates to zero exactly when the byte lies in the padding, and a nonzero
+    // byte `x` has the top bit of `x | -x` set.
+    let pad8 = pad as u8;
+    let mut bad = 0u8;
     for (i, &b) in record[len - window..].iter().rev().enumerate() {
-        let outside = pad16.wrapping_sub(i as u16) >> 8;
-        bad |= !outside & (pad16 ^ u16::from(b));
+        let over = (i as u8).saturating_sub(pad8);
+        let outside = ((over | over.wrapping_neg()) as i8 >> 7) as u8;
+        bad |= !outside & (pad8 ^ b);
     }
     let bad_bits = usize::from(bad);
     good &= ct::is_zero(bad_bits & 0xff);
