@@ -14,6 +14,8 @@ use crate::{ct, digest::MAX_OUTPUT_LEN, padding::MAX_PADDING};
 ///
 /// `mac_end` must satisfy `out.len() <= mac_end <= record.len()` and
 /// `mac_end + MAX_PADDING >= record.len()`; the padding check guarantees both.
+// Inlined into open, so that it is built with open's target features.
+#[inline(always)]
 pub(crate) fn copy_mac(out: &mut [u8], record: &[u8], mac_end: usize) {
     let mac_len = out.len();
     debug_assert!(mac_len <= MAX_OUTPUT_LEN);

@@ -225,6 +225,8 @@ impl<H: HashAlg> Stream<H> {
     /// instructions and memory accesses for every `secret_len <= suffix.len()`.
     ///
     /// `suffix.len()` is public and decides how many blocks are compressed.
+    // Inlined into open, so that it is built with open's target features.
+    #[inline(always)]
     pub(crate) fn finish_with_secret_suffix(
         mut self,
         suffix: &[u8],

@@ -18,6 +18,8 @@ pub(crate) const MAX_PADDING: usize = 256;
 /// padding byte.
 ///
 /// The caller has already rejected, in public, records shorter than `mac_len + 1`.
+// Inlined into open, so that it is built with open's target features.
+#[inline(always)]
 pub(crate) fn check(record: &[u8], mac_len: usize) -> (usize, usize) {
     let len = record.len();
     debug_assert!(len > mac_len);
