@@ -8,53 +8,64 @@
 //! by the bits of the amount, with `subtle` selects. That is O(n log n) selects and never
 //! an address that depends on the secret.
 
-use subtle::ConditionallySelectable;
-
 use crate::{ct, digest::MAX_OUTPUT_LEN, padding::MAX_PADDING};
 
 /// Writes into `out` the `out.len()` bytes of `record` that end at the secret `mac_end`.
 ///
 /// `mac_end` must satisfy `out.len() <= mac_end <= record.len()` and
 /// `mac_end + MAX_PADDING >= record.len()`; the padding check guarantees both.
+// Inlined into open, so that it is built with open's target features.
+#[inline(always)]
 pub(crate) fn copy_mac(out: &mut [u8], record: &[u8], mac_end: usize) {
     let mac_len = out.len();
     debug_assert!(mac_len <= MAX_OUTPUT_LEN);
     let len = record.len();
-    let mac_start = mac_end.wrapping_sub(mac_len);
     let window_start = len - len.min(mac_len + MAX_PADDING);
+    let window = &record[window_start..];
+    // Where the MAC starts inside the window: secret, at most MAX_PADDING. Window positions
+    // are below 2^15, so the masks are sign bits of i16 differences: plain lane arithmetic
+    // that vectorises (eight lanes per SSE2 register) and leaves no compare to branch on.
+    let offset = mac_end.wrapping_sub(mac_len).wrapping_sub(window_start);
+    let offset16 = offset as i16;
+    let mac_len16 = mac_len as i16;
 
+    // The window with everything outside the MAC cleared.
+    let mut masked = [0u8; MAX_OUTPUT_LEN + MAX_PADDING];
+    for (p, (&b, m)) in window.iter().zip(masked.iter_mut()).enumerate() {
+        let rel = (p as i16).wrapping_sub(offset16);
+        let inside = !(rel >> 15) & (rel.wrapping_sub(mac_len16) >> 15);
+        *m = b & inside as u8;
+    }
+    // Fold it into a ring of mac_len bytes at public offsets: slot s gathers the positions
+    // equal to s modulo mac_len, and only one of them is inside the MAC.
     let mut ring = [0u8; MAX_OUTPUT_LEN];
-    let mut rotation = 0usize;
-    let mut slot = 0usize;
-    for (i, &b) in record.iter().enumerate().skip(window_start) {
-        let starts = ct::eq(i, mac_start);
-        // i in [mac_start, mac_end) exactly when i - mac_start, wrapping, is below mac_len.
-        let inside = ct::lt(i.wrapping_sub(mac_start), mac_len);
-        rotation |= starts & slot;
-        ring[slot] |= b & ct::byte(inside);
-        // The slot follows the public position, so this branch is public.
-        slot += 1;
-        if slot == mac_len {
-            slot = 0;
+    for chunk in masked[..window.len()].chunks(mac_len) {
+        for (r, &m) in ring.iter_mut().zip(chunk) {
+            *r |= m;
         }
     }
+    // The MAC starts in slot offset % mac_len. The quotient comes from a multiplication by a
+    // rounded-up reciprocal instead of a division, whose latency may depend on its operands:
+    // with offset < 2^10 and mac_len < 2^6 the 2^20 scale leaves the rounding error below
+    // one quotient step.
+    let reciprocal = (1u64 << 20).div_ceil(mac_len as u64);
+    let quotient = ((offset as u64 * reciprocal) >> 20) as usize;
+    let rotation = offset - mac_len * quotient;
 
-    // ring[(rotation + k) % mac_len] holds MAC byte k: rotate left by `rotation`.
+    // ring[(rotation + k) % mac_len] holds MAC byte k: rotate left by `rotation`, one
+    // conditional rotation per bit. The rotated copy is built at public offsets, and the
+    // select mask is hidden behind a barrier so that it stays an AND (a known 0-or-all-ones
+    // mask over an array becomes a select of the source pointer).
     let mut bit = 0;
-    let mut spare = [0u8; MAX_OUTPUT_LEN];
+    let mut rotated = [0u8; MAX_OUTPUT_LEN];
     while (1usize << bit) < mac_len {
         let shift = 1usize << bit;
-        let take = ct::choice(rotation >> bit);
-        for (k, dst) in spare[..mac_len].iter_mut().enumerate() {
-            // Public indices; a compare instead of `%` avoids a division per byte.
-            let from = if k + shift < mac_len {
-                k + shift
-            } else {
-                k + shift - mac_len
-            };
-            *dst = u8::conditional_select(&ring[k], &ring[from], take);
+        rotated[..mac_len - shift].copy_from_slice(&ring[shift..mac_len]);
+        rotated[mac_len - shift..mac_len].copy_from_slice(&ring[..shift]);
+        let take = ct::byte(ct::barrier(((rotation >> bit) & 1).wrapping_neg()));
+        for (r, &t) in ring[..mac_len].iter_mut().zip(&rotated[..mac_len]) {
+            *r ^= (*r ^ t) & take;
         }
-        ring[..mac_len].copy_from_slice(&spare[..mac_len]);
         bit += 1;
     }
     out.copy_from_slice(&ring[..mac_len]);

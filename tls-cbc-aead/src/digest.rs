@@ -16,6 +16,9 @@ use crate::ct;
 pub(crate) const MAX_BLOCK_LEN: usize = 128;
 /// The largest digest of the supported hashes (SHA-384).
 pub(crate) const MAX_OUTPUT_LEN: usize = 48;
+/// Room for the blocks of a secret-length finish: a partial block, a suffix of up to
+/// `MAX_PADDING` bytes (and some slack, for the tests), 0x80 and the length field.
+const SECRET_SUFFIX_BUF: usize = 5 * MAX_BLOCK_LEN;
 
 /// Words that can be wiped on drop (with feature `zeroize`).
 #[cfg(feature = "zeroize")]
@@ -222,6 +225,8 @@ impl<H: HashAlg> Stream<H> {
     /// instructions and memory accesses for every `secret_len <= suffix.len()`.
     ///
     /// `suffix.len()` is public and decides how many blocks are compressed.
+    // Inlined into open, so that it is built with open's target features.
+    #[inline(always)]
     pub(crate) fn finish_with_secret_suffix(
         mut self,
         suffix: &[u8],
@@ -235,31 +240,44 @@ impl<H: HashAlg> Stream<H> {
 
         // Enough blocks for the longest suffix, its 0x80 byte and the bit count.
         let blocks = (buffered + max_len + 1 + field).div_ceil(block);
-        // The block that carries the bit count for the real length.
+        let end = blocks * block;
+        // The block that carries the bit count for the real length (a division by a
+        // constant power of two: a shift).
         let last = (buffered + secret_len + field) / block;
-        let bits = (u128::from(self.total) + secret_len as u128) * 8;
-        let bits = bits.to_be_bytes();
-        let bits = &bits[16 - field..];
+        // The byte count stays far below 2^61, so the bit count fits the low 8 bytes of
+        // the length field; the high bytes of SHA-384's 16-byte field stay zero.
+        let bits = (self.total + secret_len as u64) * 8;
 
-        let mut result = self.state;
-        let mut work = [0u8; MAX_BLOCK_LEN];
+        let mut work = [0u8; SECRET_SUFFIX_BUF];
         work[..buffered].copy_from_slice(&self.partial[..buffered]);
-        // Position in the suffix of the byte after the buffered ones.
-        let mut k = 0usize;
-        for i in 0..blocks {
-            let first = if i == 0 { buffered } else { 0 };
-            for dst in &mut work[first..block] {
-                let data = if k < max_len { suffix[k] } else { 0 };
-                *dst = (data & ct::byte(ct::lt(k, secret_len)))
-                    | (0x80 & ct::byte(ct::eq(k, secret_len)));
-                k += 1;
-            }
-            let is_last = ct::eq(i, last);
-            for (dst, &b) in work[block - field..block].iter_mut().zip(bits) {
-                *dst |= b & ct::byte(is_last);
-            }
-            H::compress(&mut self.state, &work[..block]);
-            let keep = ct::choice(is_last);
+        work[buffered..buffered + max_len].copy_from_slice(suffix);
+        // Keep the suffix bytes below the secret length, put 0x80 at it, zero the rest.
+        // Positions and lengths are below 2^15, so the masks are sign bits of i16
+        // differences: lane arithmetic that vectorises, with no compare to branch on.
+        let secret = secret_len as i16;
+        for (k, b) in work[buffered..end].iter_mut().enumerate() {
+            let d = (k as i16).wrapping_sub(secret);
+            let keep = (d >> 15) as u8;
+            let at_end = (!(d >> 15) & (d.wrapping_sub(1) >> 15)) as u8;
+            *b = (*b & keep) | (0x80 & at_end);
+        }
+        // Those positions are all past the secret length, hence zero: OR the count in.
+        for (i, blk) in work[..end].chunks_exact_mut(block).enumerate() {
+            let is_last = ct::eq(i, last) as u64;
+            let tail: &mut [u8; 8] = (&mut blk[block - 8..]).try_into().unwrap();
+            *tail = (u64::from_be_bytes(*tail) | (bits & is_last)).to_be_bytes();
+        }
+
+        // The bit count cannot sit in a block before this one, whatever the secret length,
+        // so those blocks are compressed in one call with nothing to select.
+        let first_candidate = (buffered + field) / block;
+        if first_candidate > 0 {
+            H::compress(&mut self.state, &work[..first_candidate * block]);
+        }
+        let mut result = self.state;
+        for i in first_candidate..blocks {
+            H::compress(&mut self.state, &work[i * block..(i + 1) * block]);
+            let keep = ct::choice(ct::eq(i, last));
             for (r, s) in result.as_mut().iter_mut().zip(self.state.as_ref()) {
                 r.conditional_assign(s, keep);
             }

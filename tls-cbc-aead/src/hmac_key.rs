@@ -72,6 +72,8 @@ impl<H: HashAlg> HmacKey<H> {
     ///
     /// Everything before that lowest possible length is hashed normally; only the last
     /// (at most 256) bytes go through the constant-time finish.
+    // Inlined into open, so that it is built with open's target features.
+    #[inline(always)]
     pub(crate) fn digest_record(&self, ad: &[u8], record: &[u8], data_len: usize, out: &mut [u8]) {
         let most = record.len() - H::OUTPUT_LEN;
         let public_len = most.saturating_sub(MAX_PADDING);

@@ -266,6 +266,12 @@ entry!(
 );
 
 /// CBC encryption in place: inherently serial, one `AESENC` chain.
+///
+/// The chaining XOR rides on the last round: `AESENCLAST` XORs its key in at the end, so
+/// giving it `rk[last] ^ rk[0] ^ next_plaintext` yields the next block's whitened input
+/// directly, and the serial chain is the AES rounds alone (two XORs per block shorter).
+/// Each ciphertext block is then recovered off the chain, as that value XOR
+/// `next_plaintext ^ rk[0]`.
 #[target_feature(enable = "aes,sse2")]
 pub(crate) fn cbc_encrypt(
     k: &RoundKeys,
@@ -273,12 +279,28 @@ pub(crate) fn cbc_encrypt(
     iv: &mut [u8; 16],
     blocks: &mut [[u8; 16]],
 ) {
-    let mut chain = load16(iv);
-    for b in blocks.iter_mut() {
-        chain = aes_ni::encrypt_block(k, _mm_xor_si128(load16(b), chain));
-        store16(b, chain);
+    let n = k.rounds;
+    let rk0 = k.rk[0];
+    let last_rk0 = _mm_xor_si128(k.rk[n], rk0);
+    let Some(first) = blocks.first() else {
+        return;
+    };
+    let mut s = _mm_xor_si128(_mm_xor_si128(load16(first), load16(iv)), rk0);
+    for i in 0..blocks.len() {
+        for r in 1..n {
+            s = _mm_aesenc_si128(s, k.rk[r]);
+        }
+        if let Some(next) = blocks.get(i + 1) {
+            let p = load16(next);
+            let t = _mm_aesenclast_si128(s, _mm_xor_si128(last_rk0, p));
+            store16(&mut blocks[i], _mm_xor_si128(t, _mm_xor_si128(p, rk0)));
+            s = t;
+        } else {
+            let c = _mm_aesenclast_si128(s, k.rk[n]);
+            store16(&mut blocks[i], c);
+            store16(iv, c);
+        }
     }
-    store16(iv, chain);
 }
 
 /// CBC decryption in place, 8 blocks at a time with AES-NI (`dk` is the decryption
