@@ -13,6 +13,8 @@ use crate::{
 pub(crate) struct HmacKey<H: HashAlg> {
     inner: H::State,
     outer: H::State,
+    /// Which build of `record::open` this key uses, chosen once here.
+    pub(crate) open_path: crate::record::OpenPath,
 }
 
 impl<H: HashAlg> Clone for HmacKey<H> {
@@ -20,6 +22,7 @@ impl<H: HashAlg> Clone for HmacKey<H> {
         HmacKey {
             inner: self.inner,
             outer: self.outer,
+            open_path: self.open_path,
         }
     }
 }
@@ -39,7 +42,11 @@ impl<H: HashAlg> HmacKey<H> {
         let mut outer = H::INITIAL;
         H::compress(&mut outer, pad);
         wipe(pad);
-        HmacKey { inner, outer }
+        HmacKey {
+            inner,
+            outer,
+            open_path: crate::record::OpenPath::detect(),
+        }
     }
 
     /// The inner hash, positioned after the key block.

@@ -62,13 +62,32 @@ pub(crate) fn open<C: CbcCipher, H: HashAlg>(
     ad: &[u8],
     buffer: &mut dyn Buffer,
 ) -> Result<()> {
-    #[cfg(target_arch = "x86_64")]
-    if avx2_cpuid::get() {
-        // SAFETY: the CPU supports AVX2 (checked just above), the only feature that
-        // `open_avx2` is built with beyond the baseline.
-        return unsafe { open_avx2(cipher, mac, iv, ad, buffer) };
+    match mac.open_path {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `OpenPath::Avx2` is only made by `OpenPath::detect` on a CPU with AVX2,
+        // the only feature that `open_avx2` is built with beyond the baseline.
+        OpenPath::Avx2 => unsafe { open_avx2(cipher, mac, iv, ad, buffer) },
+        OpenPath::Baseline => open_impl(cipher, mac, iv, ad, buffer),
     }
-    open_impl(cipher, mac, iv, ad, buffer)
+}
+
+/// The build of [`open`] a key uses: chosen once, when the key is made, so that opening a
+/// record checks nothing about the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpenPath {
+    Baseline,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl OpenPath {
+    pub(crate) fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if avx2_cpuid::get() {
+            return OpenPath::Avx2;
+        }
+        OpenPath::Baseline
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
