@@ -46,9 +46,8 @@ struct Box2 {
 #[cfg(all(target_arch = "x86_64", feature = "zeroize"))]
 impl Drop for Box2 {
     fn drop(&mut self) {
-        crate::x86_64::wipe(&mut self.enc.rk);
-        crate::x86_64::wipe(&mut self.dec.rk);
-        // Padding as well (stale stack bytes, possibly key material; see `HwKey`'s drop).
+        // The whole struct, padding included (stale stack bytes, possibly key material;
+        // see `HwKey`'s drop).
         // SAFETY: `Box2` is plain data (vectors and `usize`s, no pointers, no fields with
         // `Drop`), for which all-zero bytes are a valid value.
         unsafe { zeroize::zeroize_flat_type(self) };

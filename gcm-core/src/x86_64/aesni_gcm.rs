@@ -28,6 +28,7 @@ kernel_entry_points!(AesNiToken, "aes,pclmulqdq,ssse3,sse4.1");
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
 unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
+    _t: AesNiToken,
     j0: &[u8; 16],
     aad: &[u8],
     io: InOut,

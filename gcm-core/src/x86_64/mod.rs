@@ -32,7 +32,7 @@ macro_rules! kernel_entry_points {
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn seal(
             key: &HwKey,
-            _t: $token,
+            t: $token,
             j0: &[u8; 16],
             aad: &[u8],
             io: InOut,
@@ -40,9 +40,9 @@ macro_rules! kernel_entry_points {
             // SAFETY: forwarded contract; the token proves the features.
             unsafe {
                 match key.aes.rounds {
-                    10 => gcm::<10, true>(key, j0, aad, io),
-                    12 => gcm::<12, true>(key, j0, aad, io),
-                    _ => gcm::<14, true>(key, j0, aad, io),
+                    10 => gcm::<10, true>(key, t, j0, aad, io),
+                    12 => gcm::<12, true>(key, t, j0, aad, io),
+                    _ => gcm::<14, true>(key, t, j0, aad, io),
                 }
             }
         }
@@ -54,7 +54,7 @@ macro_rules! kernel_entry_points {
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn open(
             key: &HwKey,
-            _t: $token,
+            t: $token,
             j0: &[u8; 16],
             aad: &[u8],
             io: InOut,
@@ -62,9 +62,9 @@ macro_rules! kernel_entry_points {
             // SAFETY: forwarded contract; the token proves the features.
             unsafe {
                 match key.aes.rounds {
-                    10 => gcm::<10, false>(key, j0, aad, io),
-                    12 => gcm::<12, false>(key, j0, aad, io),
-                    _ => gcm::<14, false>(key, j0, aad, io),
+                    10 => gcm::<10, false>(key, t, j0, aad, io),
+                    12 => gcm::<12, false>(key, t, j0, aad, io),
+                    _ => gcm::<14, false>(key, t, j0, aad, io),
                 }
             }
         }
@@ -197,11 +197,9 @@ impl HwKey {
 #[cfg(feature = "zeroize")]
 impl Drop for HwKey {
     fn drop(&mut self) {
-        wipe(&mut self.aes.rk);
-        wipe(&mut self.h.0);
-        // Padding too: a key built on the stack carries stale stack bytes in its padding,
-        // and for AES-256 the 16 bytes after the power table were found to hold the last
-        // round key (tests/tests/zeroize.rs).
+        // The whole struct, padding included: a key built on the stack carries stale stack
+        // bytes in its padding, and for AES-256 the 16 bytes after the power table were
+        // found to hold the last round key (tests/tests/zeroize.rs).
         // SAFETY: `HwKey` is plain data (vectors and a `usize`, no pointers, no fields
         // with `Drop`), for which all-zero bytes are a valid value.
         unsafe { zeroize::zeroize_flat_type(self) };

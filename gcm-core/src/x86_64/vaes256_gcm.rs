@@ -45,13 +45,14 @@ pub(crate) fn ghash(h: &HPowers, _t: Vaes256Token, mut x: __m128i, data: &[u8]) 
 #[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
 unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
+    t: Vaes256Token,
     j0: &[u8; 16],
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
     let j0 = load16(j0);
     let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
-    let x = ghash(&key.h, Vaes256Token(()), _mm_setzero_si128(), aad);
+    let x = ghash(&key.h, t, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
     let x = unsafe { bulk::<NR, ENC, true>(key, ctr, x, io) };

@@ -83,6 +83,7 @@ pub(crate) fn ghash(h: &HPowers, _t: Vaes512Token, mut x: __m128i, data: &[u8]) 
 )]
 unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
+    t: Vaes512Token,
     j0: &[u8; 16],
     aad: &[u8],
     io: InOut,
@@ -95,8 +96,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     }
     // E(J0) is independent of everything else; out-of-order execution overlaps it.
     let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
-    // SAFETY: the caller's token proved the features `ghash` is compiled for.
-    let x = ghash(&key.h, token(), _mm_setzero_si128(), aad);
+    let x = ghash(&key.h, t, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
     let x = unsafe { bulk::<NR, ENC, true>(key, ctr, x, io) };
@@ -218,14 +218,6 @@ unsafe fn short<const NR: usize, const ENC: bool>(
     let mut tag = [0u8; 16];
     store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
     tag
-}
-
-/// A token for calls between functions compiled for the same features. Only reachable
-/// from code that already holds a `Vaes512Token` (every caller is `#[target_feature]` for
-/// the same set and was entered through one).
-#[inline(always)]
-fn token() -> Vaes512Token {
-    Vaes512Token(())
 }
 
 /// The mask of the bytes of vector `i` that lie inside the first `len` bytes.
