@@ -94,6 +94,7 @@ pub(crate) mod aes_ni;
 pub(crate) mod aesni_gcm;
 pub(crate) mod block_cipher;
 pub(crate) mod clmul;
+mod counters;
 pub(crate) mod vaes256_gcm;
 pub(crate) mod vaes512_gcm;
 

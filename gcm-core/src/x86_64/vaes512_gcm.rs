@@ -19,11 +19,10 @@
 //!
 //! # Counters
 //!
-//! Counters are kept byte-reversed so that the 32-bit block counter of each lane is its
-//! lowest dword: `VPADDD` then increments all four lanes, with GCM's wrap modulo 2^32.
-//! One `VPSHUFB` per vector restores the byte order, and the XOR with round key 0 follows.
-//! The last round takes `round key ^ input` as its key, which yields `E(ctr) ^ input`
-//! directly.
+//! The 16 counter blocks of an iteration are built once, whitened with round key 0, and
+//! then stepped from one iteration to the next with one XOR per vector (see `counters`):
+//! no add, no byte shuffle and no whitening XOR in the loop. The last round takes
+//! `round key ^ input` as its key, which yields `E(ctr) ^ input` directly.
 //!
 //! # Tails and associated data
 //!
@@ -35,6 +34,7 @@
 //! loop and masked tail, without the AES.
 
 use super::clmul::{self, bswap, bswap_mask};
+use super::counters::Counters512 as Counters;
 use super::{HPowers, HwKey, InOut, Vaes512Token, aes_ni, load16, store16};
 use core::arch::x86_64::*;
 
@@ -311,7 +311,7 @@ fn powers16(h: &HPowers) -> [__m512i; VECS] {
 
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn bswap512(v: __m512i) -> __m512i {
+pub(super) fn bswap512(v: __m512i) -> __m512i {
     _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(bswap_mask()))
 }
 
@@ -375,7 +375,7 @@ fn counters<const N: usize>(ctr: __m512i, rk0: __m512i) -> [__m512i; N] {
 /// `k` in the counter dword of every lane.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn inc(k: i32) -> __m512i {
+pub(super) fn inc(k: i32) -> __m512i {
     _mm512_set_epi32(0, 0, 0, k, 0, 0, 0, k, 0, 0, 0, k, 0, 0, 0, k)
 }
 
@@ -474,90 +474,6 @@ fn pin(
     }
 }
 
-/// The counter blocks of the bulk loop: four vectors of four big-endian counter blocks,
-/// ready for AES.
-///
-/// Stepping them by 16 blocks is one `VPADDD` per vector on the last byte of each block
-/// (the top byte of its last dword), valid while no block's last byte carries. That is
-/// known from the (public) counter of the first block: if its low byte is at most 224,
-/// none of the 16 blocks' low bytes can pass 255. One iteration in eight carries and
-/// rebuilds the vectors from the little-endian base with `VPSHUFB`; the others save four
-/// shuffles, which compete with the carry-less multiplies for the same port.
-struct Counters {
-    /// Little-endian counters `c0 .. c0+3` of the first iteration (lowest dword counts).
-    base: __m512i,
-    /// Blocks since `base`.
-    done: u32,
-    /// Big-endian blocks `c0+done .. c0+done+15`.
-    be: [__m512i; VECS],
-}
-
-impl Counters {
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    fn new(base: __m512i) -> Self {
-        Self {
-            base,
-            done: 0,
-            be: Self::rebuild(base, 0),
-        }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    fn rebuild(base: __m512i, done: u32) -> [__m512i; VECS] {
-        core::array::from_fn(|i| {
-            bswap512(_mm512_add_epi32(
-                base,
-                inc(done.wrapping_add(4 * i as u32) as i32),
-            ))
-        })
-    }
-
-    /// The current 16 blocks, whitened with round key 0.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn whitened(&self, rk0: __m512i) -> [__m512i; VECS] {
-        self.be.map(|c| _mm512_xor_si512(c, rk0))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    fn step(&mut self, first_low_byte: u32) {
-        self.done = self.done.wrapping_add(16);
-        if first_low_byte <= 224 {
-            let carry_free = _mm512_set_epi32(
-                16 << 24,
-                0,
-                0,
-                0,
-                16 << 24,
-                0,
-                0,
-                0,
-                16 << 24,
-                0,
-                0,
-                0,
-                16 << 24,
-                0,
-                0,
-                0,
-            );
-            self.be = self.be.map(|c| _mm512_add_epi32(c, carry_free));
-        } else {
-            self.be = Self::rebuild(self.base, self.done);
-        }
-    }
-
-    /// Little-endian counters for the tail: `c0+done .. c0+done+3`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn le(&self) -> __m512i {
-        _mm512_add_epi32(self.base, inc(self.done as i32))
-    }
-}
-
 /// # Safety
 /// `off + CHUNK <= io.len`.
 #[inline(always)]
@@ -625,9 +541,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         _mm512_broadcast_i32x4(ctr),
         _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
     );
-    // The first block's counter, to know when a step carries (see `Counters`).
-    let c0 = _mm_cvtsi128_si32(ctr) as u32;
-    let mut ctrs = Counters::new(base);
+    let mut ctrs = Counters::new(base, rk[0]);
     let none = [_mm512_setzero_si512(); VECS];
     let mut off = 0;
 
@@ -637,27 +551,21 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             let input = unsafe { load4(io, 0) };
             let mut carry = Carry::new(x, &key.h);
             let (mut pending, _) =
-                stitched::<NR, false, VECS>(&rk, ctrs.whitened(rk[0]), &input, &none, &hp, &carry);
+                stitched::<NR, false, VECS>(&rk, ctrs.whitened(), &input, &none, &hp, &carry);
             // SAFETY: as above.
             unsafe { store4(io, 0, &pending) };
-            ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
+            ctrs.step();
             off = CHUNK;
             while off + CHUNK <= io.len {
                 let hash_in = hash_input(&pending);
                 // SAFETY: `off + CHUNK <= io.len`.
                 let input = unsafe { load4(io, off) };
-                let (out, w) = stitched::<NR, true, VECS>(
-                    &rk,
-                    ctrs.whitened(rk[0]),
-                    &input,
-                    &hash_in,
-                    &hp,
-                    &carry,
-                );
+                let (out, w) =
+                    stitched::<NR, true, VECS>(&rk, ctrs.whitened(), &input, &hash_in, &hp, &carry);
                 // SAFETY: as above.
                 unsafe { store4(io, off, &out) };
                 carry.lanes = w.reduce_lanes();
-                ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
+                ctrs.step();
                 off += CHUNK;
                 pending = out;
             }
@@ -670,16 +578,16 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             let input = unsafe { load4(io, off) };
             let (out, w) = if HASH {
                 let hash_in = hash_input(&input);
-                stitched::<NR, true, VECS>(&rk, ctrs.whitened(rk[0]), &input, &hash_in, &hp, &carry)
+                stitched::<NR, true, VECS>(&rk, ctrs.whitened(), &input, &hash_in, &hp, &carry)
             } else {
-                stitched::<NR, false, VECS>(&rk, ctrs.whitened(rk[0]), &input, &none, &hp, &carry)
+                stitched::<NR, false, VECS>(&rk, ctrs.whitened(), &input, &none, &hp, &carry)
             };
             // SAFETY: as above.
             unsafe { store4(io, off, &out) };
             if HASH {
                 carry.lanes = w.reduce_lanes();
             }
-            ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
+            ctrs.step();
             off += CHUNK;
         }
         x = fold(carry.lanes);
