@@ -233,6 +233,14 @@ fn xor3(a: __m512i, b: __m512i, c: __m512i) -> __m512i {
     _mm512_ternarylogic_epi64::<0x96>(a, b, c)
 }
 
+/// The reduction constant (see `clmul`) in every 64-bit half of every lane.
+#[repr(C, align(64))]
+struct Align64(__m512i);
+
+// SAFETY: an all-constant bit pattern; `__m512i` has no invalid values.
+static REDUCTION_CONSTANT: Align64 =
+    Align64(unsafe { core::mem::transmute::<[u64; 8], __m512i>([0xC200_0000_0000_0000; 8]) });
+
 /// An unreduced sum of lane-wise products.
 #[derive(Clone, Copy)]
 struct Wide {
@@ -276,7 +284,10 @@ impl Wide {
     #[inline]
     #[target_feature(enable = "avx512f,vpclmulqdq")]
     fn reduce_lanes(self) -> __m512i {
-        let c = _mm512_set1_epi64(0xC200_0000_0000_0000_u64 as i64);
+        // A plain load of the whole constant: left to itself, LLVM re-broadcasts it from
+        // 8 bytes in every iteration, a uop on the shuffle port the multiplies need.
+        // SAFETY: a 64-byte-aligned static of 64 bytes.
+        let c = unsafe { core::ptr::read_volatile(&REDUCTION_CONSTANT.0) };
         let mi = xor3(
             self.mi,
             _mm512_shuffle_epi32::<0x4e>(self.lo),
