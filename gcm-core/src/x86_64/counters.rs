@@ -28,43 +28,45 @@
 
 use core::arch::x86_64::*;
 
-/// One 128-bit lane's share of a delta: `(2^(m + 1) - 1) << shift`, byte-swapped, in
-/// dword 3, for table index `m`.
-const fn lane_delta(m: usize, shift: u32) -> [u32; 4] {
-    let d = ((((1u64 << (m + 1)) - 1) << shift) as u32).swap_bytes();
-    [0, 0, 0, d]
-}
+/// The number of distinct deltas: `(2^m - 1) << 4` for `m = 1..=28`.
+const ENTRIES: usize = 28;
 
-/// The table index of the delta that steps a block whose counter is `x`, for steps of
-/// `2^shift` blocks: the trailing ones of `x >> shift`, capped where the mask reaches
-/// bit 31 (a run of ones up to bit 31 wraps to zero, flipping all of them).
-#[inline(always)]
-fn delta_index(x: u32, shift: u32, entries: usize) -> usize {
-    ((x >> shift).trailing_ones() as usize).min(entries - 1)
-}
-
-/// 512 bits: 16 blocks per step, deltas `(2^m - 1) << 4`, `m = 1..=28`.
-const ENTRIES_512: usize = 28;
-
+/// Entry `m - 1`: delta `(2^m - 1) << 4`, byte-swapped, in dword 3 of all four lanes.
 #[repr(C, align(64))]
-struct Table512([[[u32; 4]; 4]; ENTRIES_512]);
+struct DeltaTable([[u32; 16]; ENTRIES]);
 
-static DELTAS_512: Table512 = {
-    let mut t = [[[0u32; 4]; 4]; ENTRIES_512];
-    let mut m = 0;
-    while m < ENTRIES_512 {
-        t[m] = [lane_delta(m, 4); 4];
-        m += 1;
+static DELTAS: DeltaTable = {
+    let mut t = [[0u32; 16]; ENTRIES];
+    let mut i = 0;
+    while i < ENTRIES {
+        let d = ((((1u64 << (i + 1)) - 1) << 4) as u32).swap_bytes();
+        let mut lane = 0;
+        while lane < 4 {
+            t[i][4 * lane + 3] = d;
+            lane += 1;
+        }
+        i += 1;
     }
-    Table512(t)
+    DeltaTable(t)
 };
 
+/// The delta vector that steps a block whose counter is `x`: entry "trailing ones of
+/// `x >> 4`", capped where the mask reaches bit 31 (a run of ones up to bit 31 wraps to
+/// zero, flipping all of them).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn delta(x: u32) -> __m512i {
+    let i = ((x >> 4).trailing_ones() as usize).min(ENTRIES - 1);
+    // SAFETY: a 64-byte entry of a 64-byte-aligned table.
+    unsafe { _mm512_load_si512(DELTAS.0[i].as_ptr().cast()) }
+}
+
 /// Dword 3 of each of the four lanes of a 512-bit vector.
-const ALL_LANES_512: __mmask16 = 0x8888;
+const ALL_LANES: __mmask16 = 0x8888;
 
 /// The whitened counter blocks of one iteration of the 512-bit loop, and what it takes
 /// to step them.
-pub(super) struct Counters512 {
+pub(super) struct Counters {
     /// Little-endian counters `c0 .. c0+3` of the first iteration (lowest dword counts).
     base: __m512i,
     /// Blocks since `base`.
@@ -78,7 +80,7 @@ pub(super) struct Counters512 {
     white: [__m512i; 4],
 }
 
-impl Counters512 {
+impl Counters {
     /// `base` holds the byte-reversed counters `c0 .. c0+3`, `rk0` round key 0 in all
     /// four lanes.
     #[inline]
@@ -119,20 +121,15 @@ impl Counters512 {
     #[target_feature(enable = "avx512f")]
     pub(super) fn step(&mut self) {
         let x = self.first;
-        let d = |x: u32| {
-            let m = delta_index(x, 4, ENTRIES_512);
-            // SAFETY: an entry of a 64-byte-aligned table of 64-byte entries.
-            unsafe { _mm512_load_si512(DELTAS_512.0[m].as_ptr().cast()) }
-        };
-        let (d1, d2) = (d(x), d(x.wrapping_add(16)));
+        let (d1, d2) = (delta(x), delta(x.wrapping_add(16)));
         for i in 0..4 {
             let w = self.white[i];
             self.white[i] = match self.early[i] {
-                ALL_LANES_512 => _mm512_xor_si512(w, d1),
+                ALL_LANES => _mm512_xor_si512(w, d1),
                 0 => _mm512_xor_si512(w, d2),
                 k => {
                     let w = _mm512_mask_xor_epi32(w, k, w, d1);
-                    _mm512_mask_xor_epi32(w, ALL_LANES_512 & !k, w, d2)
+                    _mm512_mask_xor_epi32(w, ALL_LANES & !k, w, d2)
                 }
             };
         }

@@ -34,7 +34,7 @@
 //! loop and masked tail, without the AES.
 
 use super::clmul::{self, bswap, bswap_mask};
-use super::counters::Counters512 as Counters;
+use super::counters::Counters;
 use super::{HPowers, HwKey, InOut, Vaes512Token, aes_ni, load16, store16};
 use core::arch::x86_64::*;
 
