@@ -49,6 +49,27 @@ pub(crate) trait HashAlg {
     fn compress(state: &mut Self::State, blocks: &[u8]);
     /// Writes the first [`Self::OUTPUT_LEN`] bytes of the big-endian chaining value.
     fn write_digest(state: &Self::State, out: &mut [u8]);
+
+    /// Whether [`Self::hash_and_encrypt`] does anything.
+    #[cfg(target_arch = "x86_64")]
+    const STITCHED: bool = false;
+
+    /// Seal's inner hash with AES-256-CBC encryption stitched in (see `stitch`), for the
+    /// hashes that have it: compresses the whole blocks of `head || data` and encrypts
+    /// the CBC blocks of `data` they cover. `None` for the others.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, BMI1, BMI2 and AES-NI.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn hash_and_encrypt(
+        _state: &mut Self::State,
+        _head: &[u8; 13],
+        _data: &mut [u8],
+        _rk: &[core::arch::x86_64::__m128i; 15],
+        _iv: &mut [u8; 16],
+    ) -> Option<crate::stitch::Progress> {
+        None
+    }
 }
 
 /// SHA-1 (HMAC-SHA1 record MACs).
@@ -152,6 +173,21 @@ impl HashAlg for Sha384 {
         for (dst, w) in out.chunks_exact_mut(8).zip(state) {
             dst.copy_from_slice(&w.to_be_bytes());
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    const STITCHED: bool = true;
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn hash_and_encrypt(
+        state: &mut [u64; 8],
+        head: &[u8; 13],
+        data: &mut [u8],
+        rk: &[core::arch::x86_64::__m128i; 15],
+        iv: &mut [u8; 16],
+    ) -> Option<crate::stitch::Progress> {
+        // SAFETY: the caller guarantees the CPU features.
+        Some(unsafe { crate::stitch::hash_and_encrypt(state, head, data, rk, iv) })
     }
 }
 

@@ -1,0 +1,344 @@
+//! SHA-512 compression for x86_64 with AVX2 and BMI2 (the SHA-384 record MAC).
+//!
+//! The sha2 crate's x86 back end vectorises the message schedule but runs it before the
+//! rounds of each block; here the schedule of two blocks is computed at once (one block
+//! per 128-bit lane) while the rounds of the first block run, so the vector units work
+//! beside the scalar rounds instead of before them, and the second block's rounds only
+//! read the precomputed `W + K`. The rounds are scalar (this CPU generation has no SHA-512
+//! instructions); with BMI2 the rotations are `rorx`, which leave their input intact.
+//!
+//! The rounds call a hook after every 16 of them, so that seal can run its CBC
+//! encryption, a serial chain on the AES unit, in the gaps the scalar rounds leave
+//! (see `stitch`). Nothing here branches on or indexes by the data, so open's constant-time
+//! argument is unchanged.
+
+use core::arch::x86_64::*;
+
+/// The round constants (the first 64 bits of the fractional parts of the cube roots of
+/// the first 80 primes).
+static K: [u64; 80] = [
+    0x428a_2f98_d728_ae22,
+    0x7137_4491_23ef_65cd,
+    0xb5c0_fbcf_ec4d_3b2f,
+    0xe9b5_dba5_8189_dbbc,
+    0x3956_c25b_f348_b538,
+    0x59f1_11f1_b605_d019,
+    0x923f_82a4_af19_4f9b,
+    0xab1c_5ed5_da6d_8118,
+    0xd807_aa98_a303_0242,
+    0x1283_5b01_4570_6fbe,
+    0x2431_85be_4ee4_b28c,
+    0x550c_7dc3_d5ff_b4e2,
+    0x72be_5d74_f27b_896f,
+    0x80de_b1fe_3b16_96b1,
+    0x9bdc_06a7_25c7_1235,
+    0xc19b_f174_cf69_2694,
+    0xe49b_69c1_9ef1_4ad2,
+    0xefbe_4786_384f_25e3,
+    0x0fc1_9dc6_8b8c_d5b5,
+    0x240c_a1cc_77ac_9c65,
+    0x2de9_2c6f_592b_0275,
+    0x4a74_84aa_6ea6_e483,
+    0x5cb0_a9dc_bd41_fbd4,
+    0x76f9_88da_8311_53b5,
+    0x983e_5152_ee66_dfab,
+    0xa831_c66d_2db4_3210,
+    0xb003_27c8_98fb_213f,
+    0xbf59_7fc7_beef_0ee4,
+    0xc6e0_0bf3_3da8_8fc2,
+    0xd5a7_9147_930a_a725,
+    0x06ca_6351_e003_826f,
+    0x1429_2967_0a0e_6e70,
+    0x27b7_0a85_46d2_2ffc,
+    0x2e1b_2138_5c26_c926,
+    0x4d2c_6dfc_5ac4_2aed,
+    0x5338_0d13_9d95_b3df,
+    0x650a_7354_8baf_63de,
+    0x766a_0abb_3c77_b2a8,
+    0x81c2_c92e_47ed_aee6,
+    0x9272_2c85_1482_353b,
+    0xa2bf_e8a1_4cf1_0364,
+    0xa81a_664b_bc42_3001,
+    0xc24b_8b70_d0f8_9791,
+    0xc76c_51a3_0654_be30,
+    0xd192_e819_d6ef_5218,
+    0xd699_0624_5565_a910,
+    0xf40e_3585_5771_202a,
+    0x106a_a070_32bb_d1b8,
+    0x19a4_c116_b8d2_d0c8,
+    0x1e37_6c08_5141_ab53,
+    0x2748_774c_df8e_eb99,
+    0x34b0_bcb5_e19b_48a8,
+    0x391c_0cb3_c5c9_5a63,
+    0x4ed8_aa4a_e341_8acb,
+    0x5b9c_ca4f_7763_e373,
+    0x682e_6ff3_d6b2_b8a3,
+    0x748f_82ee_5def_b2fc,
+    0x78a5_636f_4317_2f60,
+    0x84c8_7814_a1f0_ab72,
+    0x8cc7_0208_1a64_39ec,
+    0x90be_fffa_2363_1e28,
+    0xa450_6ceb_de82_bde9,
+    0xbef9_a3f7_b2c6_7915,
+    0xc671_78f2_e372_532b,
+    0xca27_3ece_ea26_619c,
+    0xd186_b8c7_21c0_c207,
+    0xeada_7dd6_cde0_eb1e,
+    0xf57d_4f7f_ee6e_d178,
+    0x06f0_67aa_7217_6fba,
+    0x0a63_7dc5_a2c8_98a6,
+    0x113f_9804_bef9_0dae,
+    0x1b71_0b35_131c_471b,
+    0x28db_77f5_2304_7d84,
+    0x32ca_ab7b_40c7_2493,
+    0x3c9e_be0a_15c9_bebc,
+    0x431d_67c4_9c10_0d4c,
+    0x4cc5_d4be_cb3e_42b6,
+    0x597f_299c_fc65_7e2a,
+    0x5fcb_6fab_3ad6_faec,
+    0x6c44_198c_4a47_5817,
+];
+
+/// `W + K` for two blocks, two words of block A then the same two of block B, so one
+/// 256-bit store writes a schedule step of both.
+#[repr(C, align(32))]
+pub(crate) struct Wk([[u64; 4]; 40]);
+
+impl Wk {
+    /// Stores `W[t], W[t + 1]` (+ K) of both blocks; `t` is even.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn put(&mut self, t: usize, v: __m256i) {
+        let dst = &mut self.0[t / 2];
+        // SAFETY: `dst` is 32 writable bytes; the store is unaligned.
+        unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), v) };
+    }
+
+    /// The 16 steps of rounds `16 * group ..`, as one array so that the rounds index it
+    /// with constants.
+    #[inline(always)]
+    fn group(&self, group: usize) -> &[[u64; 4]; 8] {
+        self.0[8 * group..8 * group + 8].try_into().unwrap()
+    }
+}
+
+/// The 16 message words of blocks `a` and `b`, big-endian to native, as
+/// `[a[2i], a[2i + 1], b[2i], b[2i + 1]]` for `i` in `0..8`.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) fn load_pair(a: &[u8; 128], b: &[u8; 128]) -> [__m256i; 8] {
+    let swap = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
+    ));
+    core::array::from_fn(|i| {
+        let (pa, pb) = (&a[16 * i..16 * i + 16], &b[16 * i..16 * i + 16]);
+        // SAFETY: `pa` and `pb` are 16 readable bytes each; the loads are unaligned.
+        let v = unsafe { _mm256_loadu2_m128i(pb.as_ptr().cast(), pa.as_ptr().cast()) };
+        _mm256_shuffle_epi8(v, swap)
+    })
+}
+
+/// `K[t], K[t + 1]` in both lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn k2(t: usize) -> __m256i {
+    let k = &K[t..t + 2];
+    // SAFETY: `k` is 16 readable bytes.
+    _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(k.as_ptr().cast()) })
+}
+
+/// Rotates each word right by `R` (`L` is `64 - R`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn ror<const R: i32, const L: i32>(x: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_srli_epi64::<R>(x), _mm256_slli_epi64::<L>(x))
+}
+
+/// σ0 of each word.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn small_sigma0(x: __m256i) -> __m256i {
+    let r = _mm256_xor_si256(ror::<1, 63>(x), ror::<8, 56>(x));
+    _mm256_xor_si256(r, _mm256_srli_epi64::<7>(x))
+}
+
+/// σ1 of each word.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn small_sigma1(x: __m256i) -> __m256i {
+    let r = _mm256_xor_si256(ror::<19, 45>(x), ror::<61, 3>(x));
+    _mm256_xor_si256(r, _mm256_srli_epi64::<6>(x))
+}
+
+/// One schedule step for both blocks: words `t, t + 1` from the window
+/// `x[s..] ++ x[..s]` of words `t - 16 .. t`, written over its oldest entry `x[s]`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn schedule_step(x: &mut [__m256i; 8], s: usize) {
+    let w15 = _mm256_alignr_epi8::<8>(x[(s + 1) % 8], x[s]);
+    let w7 = _mm256_alignr_epi8::<8>(x[(s + 5) % 8], x[(s + 4) % 8]);
+    let sum = _mm256_add_epi64(_mm256_add_epi64(x[s], w7), small_sigma0(w15));
+    x[s] = _mm256_add_epi64(sum, small_sigma1(x[(s + 7) % 8]));
+}
+
+#[inline(always)]
+fn big_sigma0(a: u64) -> u64 {
+    a.rotate_right(28) ^ a.rotate_right(34) ^ a.rotate_right(39)
+}
+
+#[inline(always)]
+fn big_sigma1(e: u64) -> u64 {
+    e.rotate_right(14) ^ e.rotate_right(18) ^ e.rotate_right(41)
+}
+
+/// One round; the caller rotates the names instead of the values. `x` carries `a ^ b`
+/// from one round to the next, where it is `b ^ c` (for `Maj`).
+macro_rules! round {
+    ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:ident, $wk:expr) => {
+        // `Ch` is a sum of disjoint bit sets, so its OR joins the adds.
+        let t = $h
+            .wrapping_add($wk)
+            .wrapping_add($e & $f)
+            .wrapping_add(!$e & $g)
+            .wrapping_add(big_sigma1($e));
+        $d = $d.wrapping_add(t);
+        let ab = $a ^ $b;
+        let maj = (ab & $x) ^ $b;
+        $x = ab;
+        $h = t.wrapping_add(maj).wrapping_add(big_sigma0($a));
+    };
+}
+
+/// 16 rounds of block A (`L` = 0) or B (`L` = 2) on the working variables `v`.
+// Plain scalar code, always inlined into the BMI2 callers, where the rotations become
+// `rorx` (a `#[target_feature]` function could not be forced inline).
+#[inline(always)]
+fn rounds16<const L: usize>(v: &mut [u64; 8], wk: &[[u64; 4]; 8]) {
+    // Read before the rounds: the compiler orders each round's additions by where their
+    // operands are defined, and `W + K` must join early, not after Σ1.
+    let w: [u64; 16] = core::array::from_fn(|i| wk[i / 2][L + i % 2]);
+    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *v;
+    let mut x = b ^ c;
+    for i in [0, 8] {
+        round!(a, b, c, d, e, f, g, h, x, w[i]);
+        round!(h, a, b, c, d, e, f, g, x, w[i + 1]);
+        round!(g, h, a, b, c, d, e, f, x, w[i + 2]);
+        round!(f, g, h, a, b, c, d, e, x, w[i + 3]);
+        round!(e, f, g, h, a, b, c, d, x, w[i + 4]);
+        round!(d, e, f, g, h, a, b, c, x, w[i + 5]);
+        round!(c, d, e, f, g, h, a, b, x, w[i + 6]);
+        round!(b, c, d, e, f, g, h, a, x, w[i + 7]);
+    }
+    *v = [a, b, c, d, e, f, g, h];
+}
+
+/// Adds the working variables into the chaining value (the feed-forward).
+#[inline(always)]
+fn feed_forward(state: &mut [u64; 8], v: &[u64; 8]) {
+    for (s, x) in state.iter_mut().zip(v) {
+        *s = s.wrapping_add(*x);
+    }
+}
+
+/// Compresses block A of `x` (from [`load_pair`]) and then, if `both`, block B, calling
+/// `hook(0..5)` during A's rounds and `hook(5..10)` during B's, one call before each 16
+/// rounds (before, so that what the hook starts overlaps those rounds).
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+pub(crate) fn compress_pair<F: FnMut(usize)>(
+    state: &mut [u64; 8],
+    wk: &mut Wk,
+    mut x: [__m256i; 8],
+    both: bool,
+    mut hook: F,
+) {
+    for (s, w) in x.iter().enumerate() {
+        wk.put(2 * s, _mm256_add_epi64(*w, k2(2 * s)));
+    }
+    let mut v = *state;
+    for group in 0..4 {
+        // Words 16 (group + 1) .. 16 (group + 2), which the next group of rounds needs;
+        // independent of these rounds, so the two overlap.
+        let t = 16 * (group + 1);
+        macro_rules! step {
+            ($($s:literal)*) => {$(
+                schedule_step(&mut x, $s);
+                wk.put(t + 2 * $s, _mm256_add_epi64(x[$s], k2(t + 2 * $s)));
+            )*};
+        }
+        step!(0 1 2 3 4 5 6 7);
+        hook(group);
+        rounds16::<0>(&mut v, wk.group(group));
+    }
+    hook(4);
+    rounds16::<0>(&mut v, wk.group(4));
+    feed_forward(state, &v);
+    if both {
+        let mut v = *state;
+        for group in 0..5 {
+            hook(5 + group);
+            rounds16::<2>(&mut v, wk.group(group));
+        }
+        feed_forward(state, &v);
+    }
+}
+
+/// The schedule buffer, made once per call (its contents never carry over).
+#[inline]
+pub(crate) fn wk_buffer() -> Wk {
+    Wk([[0; 4]; 40])
+}
+
+/// Compresses `blocks` into `state`: `compress_pair` without a hook, for the tests (the
+/// MAC's other compressions use sha2's, which is as fast as this without the stitching).
+#[cfg(test)]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+pub(crate) fn compress(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+    let mut wk = wk_buffer();
+    let mut pairs = blocks.chunks_exact(2);
+    for p in &mut pairs {
+        compress_pair(state, &mut wk, load_pair(&p[0], &p[1]), true, |_| {});
+    }
+    if let [last] = pairs.remainder() {
+        compress_pair(state, &mut wk, load_pair(last, last), false, |_| {});
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// Random multi-block inputs from random chaining values, against sha2's compression.
+    #[test]
+    fn matches_sha2() {
+        if !(std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2"))
+        {
+            std::eprintln!("skipped: no AVX2/BMI2");
+            return;
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for n in 0..=9 {
+            for _ in 0..20 {
+                let blocks: Vec<[u8; 128]> = (0..n)
+                    .map(|_| core::array::from_fn(|_| next() as u8))
+                    .collect();
+                let start: [u64; 8] = core::array::from_fn(|_| next());
+                let mut want = start;
+                sha2::block_api::compress512(&mut want, &blocks);
+                let mut got = start;
+                // SAFETY: the features were checked above.
+                unsafe { compress(&mut got, &blocks) };
+                assert_eq!(got, want, "{n} blocks");
+            }
+        }
+    }
+}
