@@ -11,6 +11,8 @@ use crate::{
 
 /// The precomputed inner and outer HMAC states for one MAC key.
 pub(crate) struct HmacKey<H: HashAlg> {
+    /// The compression function every hash of this key runs, chosen once here.
+    engine: H::Engine,
     inner: H::State,
     outer: H::State,
     /// Which build of `record::open` this key uses, chosen once here.
@@ -22,6 +24,7 @@ pub(crate) struct HmacKey<H: HashAlg> {
 impl<H: HashAlg> Clone for HmacKey<H> {
     fn clone(&self) -> Self {
         HmacKey {
+            engine: self.engine,
             inner: self.inner,
             outer: self.outer,
             open_path: self.open_path,
@@ -38,14 +41,16 @@ impl<H: HashAlg> HmacKey<H> {
         let pad = &mut pad[..H::BLOCK_LEN];
         pad[..key.len()].copy_from_slice(key);
         pad.iter_mut().for_each(|b| *b ^= 0x36);
+        let engine = H::engine();
         let mut inner = H::INITIAL;
-        H::compress(&mut inner, pad);
+        H::compress(engine, &mut inner, pad);
         // 0x36 ^ 0x5c: turns the ipad block into the opad block.
         pad.iter_mut().for_each(|b| *b ^= 0x6a);
         let mut outer = H::INITIAL;
-        H::compress(&mut outer, pad);
+        H::compress(engine, &mut outer, pad);
         wipe(pad);
         HmacKey {
+            engine,
             inner,
             outer,
             open_path: crate::record::OpenPath::detect(),
@@ -55,12 +60,12 @@ impl<H: HashAlg> HmacKey<H> {
 
     /// The inner hash, positioned after the key block.
     fn inner(&self) -> Stream<H> {
-        Stream::resume(self.inner, 1)
+        Stream::resume(self.engine, self.inner, 1)
     }
 
     /// Runs the outer hash over the inner digest; writes the MAC to `out`.
     fn finish_outer(&self, inner_digest: &[u8], out: &mut [u8]) {
-        let mut outer = Stream::<H>::resume(self.outer, 1);
+        let mut outer = Stream::<H>::resume(self.engine, self.outer, 1);
         outer.update(inner_digest);
         outer.finish(out);
     }
@@ -82,7 +87,7 @@ impl<H: HashAlg> HmacKey<H> {
     /// length it returns (zero if the hash has no stitched kernel).
     ///
     /// # Safety
-    /// The CPU must have AVX2, BMI1, BMI2 and AES-NI.
+    /// The CPU must have AVX2, BMI1, BMI2, AVX-512F/VL and AES-NI.
     #[cfg(target_arch = "x86_64")]
     pub(crate) unsafe fn mac_record_encrypting(
         &self,
@@ -104,7 +109,7 @@ impl<H: HashAlg> HmacKey<H> {
             hashed: 0,
             encrypted: 0,
         });
-        let mut inner = Stream::<H>::resume(state, 1 + done.blocks);
+        let mut inner = Stream::<H>::resume(self.engine, state, 1 + done.blocks);
         if done.blocks == 0 {
             inner.update(&head);
         }

@@ -76,7 +76,8 @@ fn mac_record_and_encrypt<C: CbcCipher, H: HashAlg>(
         <&mut [u8; 16]>::try_from(iv.as_mut()),
     ) {
         // SAFETY: `SealPath::Stitched` is only made by `SealPath::detect` on a CPU with
-        // AVX2, BMI1 and BMI2; round keys are only handed out by AES-NI back ends.
+        // AVX2, BMI1, BMI2 and AVX-512F/VL; round keys are only handed out by AES-NI
+        // back ends.
         return unsafe { mac.mac_record_encrypting(ad, data, rk, iv, out) };
     }
     mac.mac_record(ad, data, out);
@@ -103,7 +104,7 @@ impl SealPath {
 }
 
 #[cfg(target_arch = "x86_64")]
-cpufeatures::new!(stitch_cpuid, "avx2", "bmi1", "bmi2");
+cpufeatures::new!(stitch_cpuid, "avx2", "bmi1", "bmi2", "avx512f", "avx512vl");
 
 /// Opens the record in `buffer`, chaining from `iv`; on success `buffer` holds the
 /// plaintext, on any failure it is empty (and what was decrypted has been zeroed).

@@ -1,16 +1,22 @@
-//! SHA-512 compression for x86_64 with AVX2 and BMI2 (the SHA-384 record MAC).
+//! SHA-512 compression for x86_64 with AVX2, BMI1/BMI2 and AVX-512VL (the SHA-384
+//! record MAC).
 //!
 //! The sha2 crate's x86 back end vectorises the message schedule but runs it before the
 //! rounds of each block; here the schedule of two blocks is computed at once (one block
 //! per 128-bit lane) while the rounds of the first block run, so the vector units work
 //! beside the scalar rounds instead of before them, and the second block's rounds only
-//! read the precomputed `W + K`. The rounds are scalar (this CPU generation has no SHA-512
-//! instructions); with BMI2 the rotations are `rorx`, which leave their input intact.
+//! read the precomputed `W + K`. The schedule's σ functions are two `VPRORQ` and a shift
+//! joined by one `VPTERNLOGQ` (AVX-512VL on 256-bit vectors, no 512-bit uops), a third of
+//! the AVX2 sequence's uops, which share the integer ports with the rounds. The rounds are
+//! scalar (this CPU generation has no SHA-512 instructions), written out with constant
+//! indices, their additions grouped for latency (see `round!`); with BMI2 the rotations
+//! are `rorx`, which leave their input intact. Measured on the development machine: 3.55
+//! cycles/byte (TSC) against sha2's 4.4 and OpenSSL's assembly's 3.8.
 //!
-//! The rounds call a hook after every 16 of them, so that seal can run its CBC
+//! The rounds call a hook before every 16 of them, so that seal can run its CBC
 //! encryption, a serial chain on the AES unit, in the gaps the scalar rounds leave
-//! (see `stitch`). Nothing here branches on or indexes by the data, so open's constant-time
-//! argument is unchanged.
+//! (see `stitch`). Nothing here branches on or indexes by the data, so open's
+//! constant-time argument is unchanged.
 
 use core::arch::x86_64::*;
 
@@ -107,7 +113,7 @@ pub(crate) struct Wk([[u64; 4]; 40]);
 impl Wk {
     /// Stores `W[t], W[t + 1]` (+ K) of both blocks; `t` is even.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
     fn put(&mut self, t: usize, v: __m256i) {
         let dst = &mut self.0[t / 2];
         // SAFETY: `dst` is 32 writable bytes; the store is unaligned.
@@ -125,7 +131,7 @@ impl Wk {
 /// The 16 message words of blocks `a` and `b`, big-endian to native, as
 /// `[a[2i], a[2i + 1], b[2i], b[2i + 1]]` for `i` in `0..8`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
 pub(crate) fn load_pair(a: &[u8; 128], b: &[u8; 128]) -> [__m256i; 8] {
     let swap = _mm256_broadcastsi128_si256(_mm_setr_epi8(
         7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
@@ -140,40 +146,33 @@ pub(crate) fn load_pair(a: &[u8; 128], b: &[u8; 128]) -> [__m256i; 8] {
 
 /// `K[t], K[t + 1]` in both lanes.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn k2(t: usize) -> __m256i {
     let k = &K[t..t + 2];
     // SAFETY: `k` is 16 readable bytes.
     _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(k.as_ptr().cast()) })
 }
 
-/// Rotates each word right by `R` (`L` is `64 - R`).
-#[inline]
-#[target_feature(enable = "avx2")]
-fn ror<const R: i32, const L: i32>(x: __m256i) -> __m256i {
-    _mm256_or_si256(_mm256_srli_epi64::<R>(x), _mm256_slli_epi64::<L>(x))
-}
-
 /// σ0 of each word.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn small_sigma0(x: __m256i) -> __m256i {
-    let r = _mm256_xor_si256(ror::<1, 63>(x), ror::<8, 56>(x));
-    _mm256_xor_si256(r, _mm256_srli_epi64::<7>(x))
+    let (r1, r8) = (_mm256_ror_epi64::<1>(x), _mm256_ror_epi64::<8>(x));
+    _mm256_ternarylogic_epi64::<0x96>(r1, r8, _mm256_srli_epi64::<7>(x))
 }
 
 /// σ1 of each word.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn small_sigma1(x: __m256i) -> __m256i {
-    let r = _mm256_xor_si256(ror::<19, 45>(x), ror::<61, 3>(x));
-    _mm256_xor_si256(r, _mm256_srli_epi64::<6>(x))
+    let (r19, r61) = (_mm256_ror_epi64::<19>(x), _mm256_ror_epi64::<61>(x));
+    _mm256_ternarylogic_epi64::<0x96>(r19, r61, _mm256_srli_epi64::<6>(x))
 }
 
 /// One schedule step for both blocks: words `t, t + 1` from the window
 /// `x[s..] ++ x[..s]` of words `t - 16 .. t`, written over its oldest entry `x[s]`.
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn schedule_step(x: &mut [__m256i; 8], s: usize) {
     let w15 = _mm256_alignr_epi8::<8>(x[(s + 1) % 8], x[s]);
     let w7 = _mm256_alignr_epi8::<8>(x[(s + 5) % 8], x[(s + 4) % 8]);
@@ -191,44 +190,79 @@ fn big_sigma1(e: u64) -> u64 {
     e.rotate_right(14) ^ e.rotate_right(18) ^ e.rotate_right(41)
 }
 
-/// One round; the caller rotates the names instead of the values. `x` carries `a ^ b`
-/// from one round to the next, where it is `b ^ c` (for `Maj`).
+/// Hides `x` from the optimiser: an empty `asm!` that claims to change it, so that a sum
+/// passed through it is computed as written. LLVM otherwise regroups a round's additions
+/// by its own ranking, and puts `W + K` and `d` at the end of the chain through `e`.
+#[inline(always)]
+fn opaque(mut x: u64) -> u64 {
+    // SAFETY: the template is empty: no instruction runs, no memory or flags change.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} */",
+            inout(reg) x,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    x
+}
+
+/// One round; the caller rotates the names instead of the values. `x` carries
+/// `(a ^ b, a & b)` from one round to the next, where it is `(b ^ c, b & c)`.
+///
+/// The rounds are bound by latency, not throughput: one round's `e` and `a` feed the
+/// next. `h` and `d` were `e` and `a` three rounds ago, so `h + W + K` and
+/// `d + h + W + K` are ready early, and the new `e` is `Σ1(e) + (Ch + d + h + W + K)`:
+/// Σ1 (rotate, two XOR levels) and Ch (one AND level and an add) side by side, then two
+/// adds, four steps from `e`. `Maj(a, b, c) = (a & (b ^ c)) ^ (b & c)` is two steps from
+/// `a`, so the new `a`, `Σ0(a) + (Maj + T1)`, is four steps from `a` too. Measured: 3.8
+/// to 3.55 cycles/byte.
 macro_rules! round {
     ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:ident, $wk:expr) => {
-        // `Ch` is a sum of disjoint bit sets, so its OR joins the adds.
-        let t = $h
-            .wrapping_add($wk)
-            .wrapping_add($e & $f)
-            .wrapping_add(!$e & $g)
-            .wrapping_add(big_sigma1($e));
-        $d = $d.wrapping_add(t);
-        let ab = $a ^ $b;
-        let maj = (ab & $x) ^ $b;
-        $x = ab;
-        $h = t.wrapping_add(maj).wrapping_add(big_sigma0($a));
+        let hk = $h.wrapping_add($wk);
+        let dhk = opaque($d.wrapping_add(hk));
+        // `Ch` is a sum of disjoint bit sets, so an add joins its halves.
+        let ch = ($e & $f).wrapping_add(!$e & $g);
+        let s1 = big_sigma1($e);
+        $d = s1.wrapping_add(opaque(ch.wrapping_add(dhk)));
+        let t1 = s1.wrapping_add(opaque(ch.wrapping_add(hk)));
+        let maj = ($a & $x.0) ^ $x.1;
+        $x = ($a ^ $b, $a & $b);
+        $h = big_sigma0($a).wrapping_add(opaque(maj.wrapping_add(t1)));
     };
 }
 
 /// 16 rounds of block A (`L` = 0) or B (`L` = 2) on the working variables `v`.
 // Plain scalar code, always inlined into the BMI2 callers, where the rotations become
-// `rorx` (a `#[target_feature]` function could not be forced inline).
+// `rorx` (a `#[target_feature]` function could not be forced inline). Written out round
+// by round with constant indices: a loop over the two halves made LLVM index `W + K`
+// at run time, with bounds checks, and copy it to the stack first.
 #[inline(always)]
 fn rounds16<const L: usize>(v: &mut [u64; 8], wk: &[[u64; 4]; 8]) {
-    // Read before the rounds: the compiler orders each round's additions by where their
-    // operands are defined, and `W + K` must join early, not after Σ1.
-    let w: [u64; 16] = core::array::from_fn(|i| wk[i / 2][L + i % 2]);
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *v;
-    let mut x = b ^ c;
-    for i in [0, 8] {
-        round!(a, b, c, d, e, f, g, h, x, w[i]);
-        round!(h, a, b, c, d, e, f, g, x, w[i + 1]);
-        round!(g, h, a, b, c, d, e, f, x, w[i + 2]);
-        round!(f, g, h, a, b, c, d, e, x, w[i + 3]);
-        round!(e, f, g, h, a, b, c, d, x, w[i + 4]);
-        round!(d, e, f, g, h, a, b, c, x, w[i + 5]);
-        round!(c, d, e, f, g, h, a, b, x, w[i + 6]);
-        round!(b, c, d, e, f, g, h, a, x, w[i + 7]);
+    let mut x = (b ^ c, b & c);
+    macro_rules! w {
+        ($i:literal) => {
+            wk[$i / 2][L + $i % 2]
+        };
     }
+    round!(a, b, c, d, e, f, g, h, x, w!(0));
+    round!(h, a, b, c, d, e, f, g, x, w!(1));
+    round!(g, h, a, b, c, d, e, f, x, w!(2));
+    round!(f, g, h, a, b, c, d, e, x, w!(3));
+    round!(e, f, g, h, a, b, c, d, x, w!(4));
+    round!(d, e, f, g, h, a, b, c, x, w!(5));
+    round!(c, d, e, f, g, h, a, b, x, w!(6));
+    round!(b, c, d, e, f, g, h, a, x, w!(7));
+    round!(a, b, c, d, e, f, g, h, x, w!(8));
+    round!(h, a, b, c, d, e, f, g, x, w!(9));
+    round!(g, h, a, b, c, d, e, f, x, w!(10));
+    round!(f, g, h, a, b, c, d, e, x, w!(11));
+    round!(e, f, g, h, a, b, c, d, x, w!(12));
+    round!(d, e, f, g, h, a, b, c, x, w!(13));
+    round!(c, d, e, f, g, h, a, b, x, w!(14));
+    round!(b, c, d, e, f, g, h, a, x, w!(15));
+    // The next group starts its own `Maj` carry from its `b` and `c`.
+    let _ = x;
     *v = [a, b, c, d, e, f, g, h];
 }
 
@@ -244,7 +278,7 @@ fn feed_forward(state: &mut [u64; 8], v: &[u64; 8]) {
 /// `hook(0..5)` during A's rounds and `hook(5..10)` during B's, one call before each 16
 /// rounds (before, so that what the hook starts overlaps those rounds).
 #[inline]
-#[target_feature(enable = "avx2,bmi1,bmi2")]
+#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
 pub(crate) fn compress_pair<F: FnMut(usize)>(
     state: &mut [u64; 8],
     wk: &mut Wk,
@@ -289,10 +323,9 @@ pub(crate) fn wk_buffer() -> Wk {
     Wk([[0; 4]; 40])
 }
 
-/// Compresses `blocks` into `state`: `compress_pair` without a hook, for the tests (the
-/// MAC's other compressions use sha2's, which is as fast as this without the stitching).
-#[cfg(test)]
-#[target_feature(enable = "avx2,bmi1,bmi2")]
+/// Compresses `blocks` into `state`: `compress_pair` without a hook, two blocks at a
+/// time. The SHA-384 record MAC's compressions other than seal's stitched ones.
+#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
 pub(crate) fn compress(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     let mut wk = wk_buffer();
     let mut pairs = blocks.chunks_exact(2);
@@ -314,9 +347,11 @@ mod tests {
     fn matches_sha2() {
         if !(std::is_x86_feature_detected!("avx2")
             && std::is_x86_feature_detected!("bmi1")
-            && std::is_x86_feature_detected!("bmi2"))
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl"))
         {
-            std::eprintln!("skipped: no AVX2/BMI2");
+            std::eprintln!("skipped: no AVX2/BMI2/AVX-512VL");
             return;
         }
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;

@@ -1,5 +1,5 @@
 //! Seal's inner HMAC-SHA384 hash and AES-256-CBC encryption in one pass (x86_64 with
-//! AVX2, BMI2 and AES-NI).
+//! AVX2, BMI2, AVX-512VL and AES-NI).
 //!
 //! CBC encryption is a serial chain of `aesenc`, bound by its latency and leaving the AES
 //! unit idle most of the time; the SHA-512 rounds are scalar and do not use that unit at
@@ -37,8 +37,8 @@ pub(crate) struct Progress {
 /// holding the last ciphertext block). `rk` are AES-256 encryption round keys.
 ///
 /// # Safety
-/// The CPU must have AVX2, BMI1, BMI2 and AES-NI.
-#[target_feature(enable = "avx2,bmi1,bmi2,aes")]
+/// The CPU must have AVX2, BMI1, BMI2, AVX-512F/VL and AES-NI.
+#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl,aes")]
 pub(crate) unsafe fn hash_and_encrypt(
     state: &mut [u64; 8],
     head: &[u8; HEAD_LEN],
@@ -138,7 +138,7 @@ mod tests {
     fn stitched_seal_matches_plain() {
         let mut mac = HmacKey::<Sha384>::new(&[0x5a; 48]);
         if mac.seal_path != SealPath::Stitched {
-            std::eprintln!("skipped: no AVX2/BMI2");
+            std::eprintln!("skipped: no AVX2/BMI2/AVX-512VL");
             return;
         }
         let ad = [0, 0, 0, 0, 0, 0, 0, 3, 0x17, 3, 3];
