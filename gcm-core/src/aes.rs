@@ -134,6 +134,21 @@ macro_rules! aes_type {
                 }
             }
 
+            /// The encryption round keys (`rounds + 1` of them), if this cipher runs on a
+            /// hardware back end, which also proves that the CPU has AES-NI: for kernels
+            /// outside this crate that interleave a serial AES chain with other work
+            /// (tls-cbc-aead hides CBC encryption in its SHA-384 rounds). Not a stable API.
+            #[doc(hidden)]
+            #[cfg(target_arch = "x86_64")]
+            pub fn aesni_round_keys(&self) -> Option<&[core::arch::x86_64::__m128i]> {
+                match &self.engine {
+                    Engine::Vaes512(k, _) | Engine::Vaes256(k, _) | Engine::AesNi(k, _) => {
+                        Some(&k.enc.rk[..=k.enc.rounds])
+                    }
+                    Engine::Portable(_) => None,
+                }
+            }
+
             /// CBC-encrypts whole blocks in place, chaining from `iv`; on return `iv` holds
             /// the last ciphertext block (the chaining value for what follows).
             pub fn cbc_encrypt(&self, iv: &mut [u8; 16], blocks: &mut [[u8; 16]]) {

@@ -18,6 +18,14 @@ pub(crate) trait CbcCipher {
     /// Decrypts `data` (a whole number of blocks); leaves the last ciphertext block in `iv`.
     fn cbc_decrypt(&self, iv: &mut Self::Block, data: &mut [u8]);
 
+    /// AES-256 encryption round keys usable with AES-NI instructions, if this is AES-256
+    /// running on a hardware back end (which proves that the CPU has AES-NI): seal then
+    /// hides the CBC chain in the SHA-384 rounds (see `stitch`).
+    #[cfg(target_arch = "x86_64")]
+    fn aes256_round_keys(&self) -> Option<&[core::arch::x86_64::__m128i; 15]> {
+        None
+    }
+
     /// A chaining value from exactly one block of bytes (an IV).
     fn block_from(bytes: &[u8]) -> Self::Block {
         let mut block = Self::Block::default();
@@ -27,7 +35,7 @@ pub(crate) trait CbcCipher {
 }
 
 macro_rules! cbc_via_gcm_core {
-    ($ty:ty) => {
+    ($ty:ty $(, $keys:item)?) => {
         impl CbcCipher for $ty {
             const BLOCK_LEN: usize = 16;
             type Block = [u8; 16];
@@ -43,12 +51,19 @@ macro_rules! cbc_via_gcm_core {
                 debug_assert!(rest.is_empty());
                 <$ty>::cbc_decrypt(self, iv, blocks);
             }
+            $($keys)?
         }
     };
 }
 
 cbc_via_gcm_core!(Aes128);
-cbc_via_gcm_core!(Aes256);
+cbc_via_gcm_core!(
+    Aes256,
+    #[cfg(target_arch = "x86_64")]
+    fn aes256_round_keys(&self) -> Option<&[core::arch::x86_64::__m128i; 15]> {
+        self.aesni_round_keys()?.try_into().ok()
+    }
+);
 
 #[cfg(feature = "des")]
 impl CbcCipher for des::TdesEde3 {

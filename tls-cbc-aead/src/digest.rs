@@ -45,10 +45,39 @@ pub(crate) trait HashAlg {
     type State: Copy + AsRef<[Self::Word]> + AsMut<[Self::Word]>;
     /// The standard initial chaining value.
     const INITIAL: Self::State;
+    /// Which implementation of the compression function runs: chosen once per key by
+    /// [`Self::engine`], carried by the key, so that hashing a record checks nothing
+    /// about the CPU.
+    type Engine: Copy + core::fmt::Debug + PartialEq + Default;
+    /// The fastest compression this CPU has (the default: the RustCrypto crate's).
+    fn engine() -> Self::Engine {
+        Self::Engine::default()
+    }
     /// Compresses `blocks`, whose length is a multiple of [`Self::BLOCK_LEN`].
-    fn compress(state: &mut Self::State, blocks: &[u8]);
+    fn compress(engine: Self::Engine, state: &mut Self::State, blocks: &[u8]);
     /// Writes the first [`Self::OUTPUT_LEN`] bytes of the big-endian chaining value.
     fn write_digest(state: &Self::State, out: &mut [u8]);
+
+    /// Whether [`Self::hash_and_encrypt`] does anything.
+    #[cfg(target_arch = "x86_64")]
+    const STITCHED: bool = false;
+
+    /// Seal's inner hash with AES-256-CBC encryption stitched in (see `stitch`), for the
+    /// hashes that have it: compresses the whole blocks of `head || data` and encrypts
+    /// the CBC blocks of `data` they cover. `None` for the others.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, BMI1, BMI2, AVX-512F/VL and AES-NI.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn hash_and_encrypt(
+        _state: &mut Self::State,
+        _head: &[u8; 13],
+        _data: &mut [u8],
+        _rk: &[core::arch::x86_64::__m128i; 15],
+        _iv: &mut [u8; 16],
+    ) -> Option<crate::stitch::Progress> {
+        None
+    }
 }
 
 /// SHA-1 (HMAC-SHA1 record MACs).
@@ -60,6 +89,28 @@ pub(crate) enum Sha256 {}
 /// SHA-384 (HMAC-SHA384 record MACs).
 #[derive(Debug)]
 pub(crate) enum Sha384 {}
+
+/// The SHA-512 compression a SHA-384 key uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum Sha512Engine {
+    /// The sha2 crate's.
+    #[default]
+    Sha2,
+    /// `sha512_x86` (AVX2, BMI1/BMI2, AVX-512F/VL): ~15% faster on the development
+    /// machine, on par with OpenSSL's assembly.
+    #[cfg(target_arch = "x86_64")]
+    X86,
+}
+
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(
+    sha512_x86_cpuid,
+    "avx2",
+    "bmi1",
+    "bmi2",
+    "avx512f",
+    "avx512vl"
+);
 
 /// Serialises 32-bit chaining words big-endian, as far as `out` reaches.
 fn write_be_words(state: &[u32], out: &mut [u8]) {
@@ -82,8 +133,10 @@ impl HashAlg for Sha1 {
         0xc3d2_e1f0,
     ];
 
+    type Engine = ();
+
     #[inline]
-    fn compress(state: &mut [u32; 5], blocks: &[u8]) {
+    fn compress(_: (), state: &mut [u32; 5], blocks: &[u8]) {
         let (blocks, rest) = blocks.as_chunks::<64>();
         debug_assert!(rest.is_empty());
         sha1::block_api::compress(state, blocks);
@@ -111,8 +164,10 @@ impl HashAlg for Sha256 {
         0x5be0_cd19,
     ];
 
+    type Engine = ();
+
     #[inline]
-    fn compress(state: &mut [u32; 8], blocks: &[u8]) {
+    fn compress(_: (), state: &mut [u32; 8], blocks: &[u8]) {
         let (blocks, rest) = blocks.as_chunks::<64>();
         debug_assert!(rest.is_empty());
         sha2::block_api::compress256(state, blocks);
@@ -140,11 +195,27 @@ impl HashAlg for Sha384 {
         0x47b5_481d_befa_4fa4,
     ];
 
+    type Engine = Sha512Engine;
+
+    fn engine() -> Sha512Engine {
+        #[cfg(target_arch = "x86_64")]
+        if sha512_x86_cpuid::get() {
+            return Sha512Engine::X86;
+        }
+        Sha512Engine::Sha2
+    }
+
     #[inline]
-    fn compress(state: &mut [u64; 8], blocks: &[u8]) {
+    fn compress(engine: Sha512Engine, state: &mut [u64; 8], blocks: &[u8]) {
         let (blocks, rest) = blocks.as_chunks::<128>();
         debug_assert!(rest.is_empty());
-        sha2::block_api::compress512(state, blocks);
+        match engine {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Sha512Engine::X86` is only made by `engine` on a CPU with the
+            // features `sha512_x86::compress` is built with.
+            Sha512Engine::X86 => unsafe { crate::sha512_x86::compress(state, blocks) },
+            Sha512Engine::Sha2 => sha2::block_api::compress512(state, blocks),
+        }
     }
 
     fn write_digest(state: &[u64; 8], out: &mut [u8]) {
@@ -153,10 +224,26 @@ impl HashAlg for Sha384 {
             dst.copy_from_slice(&w.to_be_bytes());
         }
     }
+
+    #[cfg(target_arch = "x86_64")]
+    const STITCHED: bool = true;
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn hash_and_encrypt(
+        state: &mut [u64; 8],
+        head: &[u8; 13],
+        data: &mut [u8],
+        rk: &[core::arch::x86_64::__m128i; 15],
+        iv: &mut [u8; 16],
+    ) -> Option<crate::stitch::Progress> {
+        // SAFETY: the caller guarantees the CPU features.
+        Some(unsafe { crate::stitch::hash_and_encrypt(state, head, data, rk, iv) })
+    }
 }
 
 /// A hash in progress: chaining value, a partial block, and the byte count so far.
 pub(crate) struct Stream<H: HashAlg> {
+    engine: H::Engine,
     state: H::State,
     partial: [u8; MAX_BLOCK_LEN],
     partial_len: usize,
@@ -166,13 +253,14 @@ pub(crate) struct Stream<H: HashAlg> {
 impl<H: HashAlg> Stream<H> {
     /// Starts from the initial value.
     #[cfg(test)]
-    pub(crate) fn new() -> Self {
-        Self::resume(H::INITIAL, 0)
+    pub(crate) fn new(engine: H::Engine) -> Self {
+        Self::resume(engine, H::INITIAL, 0)
     }
 
     /// Continues from a chaining value reached after `blocks` whole blocks.
-    pub(crate) fn resume(state: H::State, blocks: u64) -> Self {
+    pub(crate) fn resume(engine: H::Engine, state: H::State, blocks: u64) -> Self {
         Stream {
+            engine,
             state,
             partial: [0; MAX_BLOCK_LEN],
             partial_len: 0,
@@ -192,12 +280,12 @@ impl<H: HashAlg> Stream<H> {
             if self.partial_len < block {
                 return;
             }
-            H::compress(&mut self.state, &self.partial[..block]);
+            H::compress(self.engine, &mut self.state, &self.partial[..block]);
             self.partial_len = 0;
         }
         let whole = data.len() - data.len() % block;
         if whole > 0 {
-            H::compress(&mut self.state, &data[..whole]);
+            H::compress(self.engine, &mut self.state, &data[..whole]);
         }
         let rest = &data[whole..];
         self.partial[..rest.len()].copy_from_slice(rest);
@@ -213,11 +301,11 @@ impl<H: HashAlg> Stream<H> {
         self.partial[n] = 0x80;
         self.partial[n + 1..block].fill(0);
         if n + 1 > block - field {
-            H::compress(&mut self.state, &self.partial[..block]);
+            H::compress(self.engine, &mut self.state, &self.partial[..block]);
             self.partial[..block].fill(0);
         }
         self.partial[block - field..block].copy_from_slice(&bits.to_be_bytes()[16 - field..]);
-        H::compress(&mut self.state, &self.partial[..block]);
+        H::compress(self.engine, &mut self.state, &self.partial[..block]);
         H::write_digest(&self.state, out);
     }
 
@@ -272,11 +360,19 @@ impl<H: HashAlg> Stream<H> {
         // so those blocks are compressed in one call with nothing to select.
         let first_candidate = (buffered + field) / block;
         if first_candidate > 0 {
-            H::compress(&mut self.state, &work[..first_candidate * block]);
+            H::compress(
+                self.engine,
+                &mut self.state,
+                &work[..first_candidate * block],
+            );
         }
         let mut result = self.state;
         for i in first_candidate..blocks {
-            H::compress(&mut self.state, &work[i * block..(i + 1) * block]);
+            H::compress(
+                self.engine,
+                &mut self.state,
+                &work[i * block..(i + 1) * block],
+            );
             let keep = ct::choice(ct::eq(i, last));
             for (r, s) in result.as_mut().iter_mut().zip(self.state.as_ref()) {
                 r.conditional_assign(s, keep);
@@ -301,16 +397,27 @@ mod tests {
         }
     }
 
+    /// The default engine and, if this CPU picks another, that one too.
+    fn engines<H: HashAlg>() -> Vec<H::Engine> {
+        let mut e = std::vec![H::Engine::default()];
+        if H::engine() != H::Engine::default() {
+            e.push(H::engine());
+        }
+        e
+    }
+
     fn streaming_matches<H: HashAlg>() {
         let data: Vec<u8> = (0..700u32).map(|i| (i * 11 + 1) as u8).collect();
-        for len in 0..400 {
-            for split in [0, 1.min(len), len / 3, len] {
-                let mut s = Stream::<H>::new();
-                s.update(&data[..split]);
-                s.update(&data[split..len]);
-                let mut out = [0u8; MAX_OUTPUT_LEN];
-                s.finish(&mut out[..H::OUTPUT_LEN]);
-                assert_eq!(&out[..H::OUTPUT_LEN], reference::<H>(&data[..len]), "{len}");
+        for engine in engines::<H>() {
+            for len in 0..400 {
+                for split in [0, 1.min(len), len / 3, len] {
+                    let mut s = Stream::<H>::new(engine);
+                    s.update(&data[..split]);
+                    s.update(&data[split..len]);
+                    let mut out = [0u8; MAX_OUTPUT_LEN];
+                    s.finish(&mut out[..H::OUTPUT_LEN]);
+                    assert_eq!(&out[..H::OUTPUT_LEN], reference::<H>(&data[..len]), "{len}");
+                }
             }
         }
     }
@@ -328,19 +435,21 @@ mod tests {
             H::BLOCK_LEN + 55,
             300,
         ];
-        for prefix in prefixes {
-            for max_len in (0..=300).step_by(7).chain([H::BLOCK_LEN - 9, H::BLOCK_LEN]) {
-                for len in 0..=max_len {
-                    let mut s = Stream::<H>::new();
-                    s.update(&data[..prefix]);
-                    let mut out = [0u8; MAX_OUTPUT_LEN];
-                    let suffix = &data[prefix..prefix + max_len];
-                    s.finish_with_secret_suffix(suffix, len, &mut out[..H::OUTPUT_LEN]);
-                    assert_eq!(
-                        &out[..H::OUTPUT_LEN],
-                        reference::<H>(&data[..prefix + len]),
-                        "prefix {prefix} max {max_len} len {len}"
-                    );
+        for engine in engines::<H>() {
+            for prefix in prefixes {
+                for max_len in (0..=300).step_by(7).chain([H::BLOCK_LEN - 9, H::BLOCK_LEN]) {
+                    for len in 0..=max_len {
+                        let mut s = Stream::<H>::new(engine);
+                        s.update(&data[..prefix]);
+                        let mut out = [0u8; MAX_OUTPUT_LEN];
+                        let suffix = &data[prefix..prefix + max_len];
+                        s.finish_with_secret_suffix(suffix, len, &mut out[..H::OUTPUT_LEN]);
+                        assert_eq!(
+                            &out[..H::OUTPUT_LEN],
+                            reference::<H>(&data[..prefix + len]),
+                            "prefix {prefix} max {max_len} len {len} {engine:?}"
+                        );
+                    }
                 }
             }
         }

@@ -11,18 +11,24 @@ use crate::{
 
 /// The precomputed inner and outer HMAC states for one MAC key.
 pub(crate) struct HmacKey<H: HashAlg> {
+    /// The compression function every hash of this key runs, chosen once here.
+    engine: H::Engine,
     inner: H::State,
     outer: H::State,
     /// Which build of `record::open` this key uses, chosen once here.
     pub(crate) open_path: crate::record::OpenPath,
+    /// Whether `record::seal` may stitch CBC encryption into the hash, chosen once here.
+    pub(crate) seal_path: crate::record::SealPath,
 }
 
 impl<H: HashAlg> Clone for HmacKey<H> {
     fn clone(&self) -> Self {
         HmacKey {
+            engine: self.engine,
             inner: self.inner,
             outer: self.outer,
             open_path: self.open_path,
+            seal_path: self.seal_path,
         }
     }
 }
@@ -35,28 +41,31 @@ impl<H: HashAlg> HmacKey<H> {
         let pad = &mut pad[..H::BLOCK_LEN];
         pad[..key.len()].copy_from_slice(key);
         pad.iter_mut().for_each(|b| *b ^= 0x36);
+        let engine = H::engine();
         let mut inner = H::INITIAL;
-        H::compress(&mut inner, pad);
+        H::compress(engine, &mut inner, pad);
         // 0x36 ^ 0x5c: turns the ipad block into the opad block.
         pad.iter_mut().for_each(|b| *b ^= 0x6a);
         let mut outer = H::INITIAL;
-        H::compress(&mut outer, pad);
+        H::compress(engine, &mut outer, pad);
         wipe(pad);
         HmacKey {
+            engine,
             inner,
             outer,
             open_path: crate::record::OpenPath::detect(),
+            seal_path: crate::record::SealPath::detect::<H>(),
         }
     }
 
     /// The inner hash, positioned after the key block.
     fn inner(&self) -> Stream<H> {
-        Stream::resume(self.inner, 1)
+        Stream::resume(self.engine, self.inner, 1)
     }
 
     /// Runs the outer hash over the inner digest; writes the MAC to `out`.
     fn finish_outer(&self, inner_digest: &[u8], out: &mut [u8]) {
-        let mut outer = Stream::<H>::resume(self.outer, 1);
+        let mut outer = Stream::<H>::resume(self.engine, self.outer, 1);
         outer.update(inner_digest);
         outer.finish(out);
     }
@@ -71,6 +80,45 @@ impl<H: HashAlg> HmacKey<H> {
         let mut digest = [0u8; MAX_OUTPUT_LEN];
         inner.finish(&mut digest[..H::OUTPUT_LEN]);
         self.finish_outer(&digest[..H::OUTPUT_LEN], out);
+    }
+
+    /// [`Self::mac_record`] that, as the hash passes over `data`, also CBC-encrypts in
+    /// place, under the AES-256 round keys `rk` and from `iv`, a prefix of `data`, whose
+    /// length it returns (zero if the hash has no stitched kernel).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, BMI1, BMI2, AVX-512F/VL and AES-NI.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) unsafe fn mac_record_encrypting(
+        &self,
+        ad: &[u8],
+        data: &mut [u8],
+        rk: &[core::arch::x86_64::__m128i; 15],
+        iv: &mut [u8; 16],
+        out: &mut [u8],
+    ) -> usize {
+        debug_assert!(data.len() <= usize::from(u16::MAX));
+        let mut head = [0u8; 13];
+        head[..11].copy_from_slice(ad);
+        head[11..].copy_from_slice(&(data.len() as u16).to_be_bytes());
+        let mut state = self.inner;
+        // SAFETY: forwarded from the caller.
+        let done = unsafe { H::hash_and_encrypt(&mut state, &head, data, rk, iv) };
+        let done = done.unwrap_or(crate::stitch::Progress {
+            blocks: 0,
+            hashed: 0,
+            encrypted: 0,
+        });
+        let mut inner = Stream::<H>::resume(self.engine, state, 1 + done.blocks);
+        if done.blocks == 0 {
+            inner.update(&head);
+        }
+        // Past the encrypted prefix: still plaintext.
+        inner.update(&data[done.hashed..]);
+        let mut digest = [0u8; MAX_OUTPUT_LEN];
+        inner.finish(&mut digest[..H::OUTPUT_LEN]);
+        self.finish_outer(&digest[..H::OUTPUT_LEN], out);
+        done.encrypted
     }
 
     /// The record MAC over the first `data_len` bytes of `record`, where `data_len` is

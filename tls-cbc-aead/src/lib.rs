@@ -54,6 +54,10 @@ mod hmac_key;
 mod implicit;
 mod padding;
 mod record;
+#[cfg(target_arch = "x86_64")]
+mod sha512_x86;
+#[cfg(target_arch = "x86_64")]
+mod stitch;
 
 pub use aead::{self, AeadCore, AeadInOut, Error, Key, KeyInit, KeySizeUser, Nonce};
 #[cfg(feature = "des")]

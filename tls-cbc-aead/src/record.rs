@@ -42,16 +42,69 @@ pub(crate) fn seal<C: CbcCipher, H: HashAlg>(
     // 1..=BLOCK_LEN bytes, length byte included, to reach a whole number of blocks.
     let pad_len = C::BLOCK_LEN - (len + mac_len) % C::BLOCK_LEN;
 
+    // Room first: the stitched path encrypts the plaintext while it computes the MAC, so
+    // a buffer that cannot grow must be found out before anything is overwritten.
     let mut trailer = [0u8; MAX_OUTPUT_LEN + MAX_CIPHER_BLOCK];
-    mac.mac_record(ad, buffer.as_ref(), &mut trailer[..mac_len]);
-    trailer[mac_len..mac_len + pad_len].fill((pad_len - 1) as u8);
-    if let Err(e) = buffer.extend_from_slice(&trailer[..mac_len + pad_len]) {
+    let trailer = &mut trailer[..mac_len + pad_len];
+    if let Err(e) = buffer.extend_from_slice(trailer) {
         buffer.truncate(len);
         return Err(e);
     }
-    cipher.cbc_encrypt(iv, buffer.as_mut());
+    let (data, tail) = buffer.as_mut().split_at_mut(len);
+    let encrypted = mac_record_and_encrypt(cipher, mac, iv, ad, data, &mut trailer[..mac_len]);
+    trailer[mac_len..].fill((pad_len - 1) as u8);
+    tail.copy_from_slice(trailer);
+    cipher.cbc_encrypt(iv, &mut buffer.as_mut()[encrypted..]);
     Ok(())
 }
+
+/// The record MAC of `data` into `out`; on the stitched path also CBC-encrypts a prefix
+/// of `data` (returned: its length) and advances `iv` past it.
+#[inline]
+fn mac_record_and_encrypt<C: CbcCipher, H: HashAlg>(
+    cipher: &C,
+    mac: &HmacKey<H>,
+    iv: &mut C::Block,
+    ad: &[u8],
+    data: &mut [u8],
+    out: &mut [u8],
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if let (SealPath::Stitched, Some(rk), Ok(iv)) = (
+        mac.seal_path,
+        cipher.aes256_round_keys(),
+        <&mut [u8; 16]>::try_from(iv.as_mut()),
+    ) {
+        // SAFETY: `SealPath::Stitched` is only made by `SealPath::detect` on a CPU with
+        // AVX2, BMI1, BMI2 and AVX-512F/VL; round keys are only handed out by AES-NI
+        // back ends.
+        return unsafe { mac.mac_record_encrypting(ad, data, rk, iv, out) };
+    }
+    mac.mac_record(ad, data, out);
+    0
+}
+
+/// Whether seal may hide CBC encryption in the MAC's hash (`stitch`): chosen once, when
+/// the key is made; used when the cipher is also on AES-NI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SealPath {
+    Plain,
+    #[cfg(target_arch = "x86_64")]
+    Stitched,
+}
+
+impl SealPath {
+    pub(crate) fn detect<H: HashAlg>() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if H::STITCHED && stitch_cpuid::get() {
+            return SealPath::Stitched;
+        }
+        SealPath::Plain
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(stitch_cpuid, "avx2", "bmi1", "bmi2", "avx512f", "avx512vl");
 
 /// Opens the record in `buffer`, chaining from `iv`; on success `buffer` holds the
 /// plaintext, on any failure it is empty (and what was decrypted has been zeroed).

@@ -1,0 +1,379 @@
+//! SHA-512 compression for x86_64 with AVX2, BMI1/BMI2 and AVX-512VL (the SHA-384
+//! record MAC).
+//!
+//! The sha2 crate's x86 back end vectorises the message schedule but runs it before the
+//! rounds of each block; here the schedule of two blocks is computed at once (one block
+//! per 128-bit lane) while the rounds of the first block run, so the vector units work
+//! beside the scalar rounds instead of before them, and the second block's rounds only
+//! read the precomputed `W + K`. The schedule's σ functions are two `VPRORQ` and a shift
+//! joined by one `VPTERNLOGQ` (AVX-512VL on 256-bit vectors, no 512-bit uops), a third of
+//! the AVX2 sequence's uops, which share the integer ports with the rounds. The rounds are
+//! scalar (this CPU generation has no SHA-512 instructions), written out with constant
+//! indices, their additions grouped for latency (see `round!`); with BMI2 the rotations
+//! are `rorx`, which leave their input intact. Measured on the development machine: 3.55
+//! cycles/byte (TSC) against sha2's 4.4 and OpenSSL's assembly's 3.8.
+//!
+//! The rounds call a hook before every 16 of them, so that seal can run its CBC
+//! encryption, a serial chain on the AES unit, in the gaps the scalar rounds leave
+//! (see `stitch`). Nothing here branches on or indexes by the data, so open's
+//! constant-time argument is unchanged.
+
+use core::arch::x86_64::*;
+
+/// The round constants (the first 64 bits of the fractional parts of the cube roots of
+/// the first 80 primes).
+static K: [u64; 80] = [
+    0x428a_2f98_d728_ae22,
+    0x7137_4491_23ef_65cd,
+    0xb5c0_fbcf_ec4d_3b2f,
+    0xe9b5_dba5_8189_dbbc,
+    0x3956_c25b_f348_b538,
+    0x59f1_11f1_b605_d019,
+    0x923f_82a4_af19_4f9b,
+    0xab1c_5ed5_da6d_8118,
+    0xd807_aa98_a303_0242,
+    0x1283_5b01_4570_6fbe,
+    0x2431_85be_4ee4_b28c,
+    0x550c_7dc3_d5ff_b4e2,
+    0x72be_5d74_f27b_896f,
+    0x80de_b1fe_3b16_96b1,
+    0x9bdc_06a7_25c7_1235,
+    0xc19b_f174_cf69_2694,
+    0xe49b_69c1_9ef1_4ad2,
+    0xefbe_4786_384f_25e3,
+    0x0fc1_9dc6_8b8c_d5b5,
+    0x240c_a1cc_77ac_9c65,
+    0x2de9_2c6f_592b_0275,
+    0x4a74_84aa_6ea6_e483,
+    0x5cb0_a9dc_bd41_fbd4,
+    0x76f9_88da_8311_53b5,
+    0x983e_5152_ee66_dfab,
+    0xa831_c66d_2db4_3210,
+    0xb003_27c8_98fb_213f,
+    0xbf59_7fc7_beef_0ee4,
+    0xc6e0_0bf3_3da8_8fc2,
+    0xd5a7_9147_930a_a725,
+    0x06ca_6351_e003_826f,
+    0x1429_2967_0a0e_6e70,
+    0x27b7_0a85_46d2_2ffc,
+    0x2e1b_2138_5c26_c926,
+    0x4d2c_6dfc_5ac4_2aed,
+    0x5338_0d13_9d95_b3df,
+    0x650a_7354_8baf_63de,
+    0x766a_0abb_3c77_b2a8,
+    0x81c2_c92e_47ed_aee6,
+    0x9272_2c85_1482_353b,
+    0xa2bf_e8a1_4cf1_0364,
+    0xa81a_664b_bc42_3001,
+    0xc24b_8b70_d0f8_9791,
+    0xc76c_51a3_0654_be30,
+    0xd192_e819_d6ef_5218,
+    0xd699_0624_5565_a910,
+    0xf40e_3585_5771_202a,
+    0x106a_a070_32bb_d1b8,
+    0x19a4_c116_b8d2_d0c8,
+    0x1e37_6c08_5141_ab53,
+    0x2748_774c_df8e_eb99,
+    0x34b0_bcb5_e19b_48a8,
+    0x391c_0cb3_c5c9_5a63,
+    0x4ed8_aa4a_e341_8acb,
+    0x5b9c_ca4f_7763_e373,
+    0x682e_6ff3_d6b2_b8a3,
+    0x748f_82ee_5def_b2fc,
+    0x78a5_636f_4317_2f60,
+    0x84c8_7814_a1f0_ab72,
+    0x8cc7_0208_1a64_39ec,
+    0x90be_fffa_2363_1e28,
+    0xa450_6ceb_de82_bde9,
+    0xbef9_a3f7_b2c6_7915,
+    0xc671_78f2_e372_532b,
+    0xca27_3ece_ea26_619c,
+    0xd186_b8c7_21c0_c207,
+    0xeada_7dd6_cde0_eb1e,
+    0xf57d_4f7f_ee6e_d178,
+    0x06f0_67aa_7217_6fba,
+    0x0a63_7dc5_a2c8_98a6,
+    0x113f_9804_bef9_0dae,
+    0x1b71_0b35_131c_471b,
+    0x28db_77f5_2304_7d84,
+    0x32ca_ab7b_40c7_2493,
+    0x3c9e_be0a_15c9_bebc,
+    0x431d_67c4_9c10_0d4c,
+    0x4cc5_d4be_cb3e_42b6,
+    0x597f_299c_fc65_7e2a,
+    0x5fcb_6fab_3ad6_faec,
+    0x6c44_198c_4a47_5817,
+];
+
+/// `W + K` for two blocks, two words of block A then the same two of block B, so one
+/// 256-bit store writes a schedule step of both.
+#[repr(C, align(32))]
+pub(crate) struct Wk([[u64; 4]; 40]);
+
+impl Wk {
+    /// Stores `W[t], W[t + 1]` (+ K) of both blocks; `t` is even.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    fn put(&mut self, t: usize, v: __m256i) {
+        let dst = &mut self.0[t / 2];
+        // SAFETY: `dst` is 32 writable bytes; the store is unaligned.
+        unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), v) };
+    }
+
+    /// The 16 steps of rounds `16 * group ..`, as one array so that the rounds index it
+    /// with constants.
+    #[inline(always)]
+    fn group(&self, group: usize) -> &[[u64; 4]; 8] {
+        self.0[8 * group..8 * group + 8].try_into().unwrap()
+    }
+}
+
+/// The 16 message words of blocks `a` and `b`, big-endian to native, as
+/// `[a[2i], a[2i + 1], b[2i], b[2i + 1]]` for `i` in `0..8`.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+pub(crate) fn load_pair(a: &[u8; 128], b: &[u8; 128]) -> [__m256i; 8] {
+    let swap = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
+    ));
+    core::array::from_fn(|i| {
+        let (pa, pb) = (&a[16 * i..16 * i + 16], &b[16 * i..16 * i + 16]);
+        // SAFETY: `pa` and `pb` are 16 readable bytes each; the loads are unaligned.
+        let v = unsafe { _mm256_loadu2_m128i(pb.as_ptr().cast(), pa.as_ptr().cast()) };
+        _mm256_shuffle_epi8(v, swap)
+    })
+}
+
+/// `K[t], K[t + 1]` in both lanes.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+fn k2(t: usize) -> __m256i {
+    let k = &K[t..t + 2];
+    // SAFETY: `k` is 16 readable bytes.
+    _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(k.as_ptr().cast()) })
+}
+
+/// σ0 of each word.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+fn small_sigma0(x: __m256i) -> __m256i {
+    let (r1, r8) = (_mm256_ror_epi64::<1>(x), _mm256_ror_epi64::<8>(x));
+    _mm256_ternarylogic_epi64::<0x96>(r1, r8, _mm256_srli_epi64::<7>(x))
+}
+
+/// σ1 of each word.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+fn small_sigma1(x: __m256i) -> __m256i {
+    let (r19, r61) = (_mm256_ror_epi64::<19>(x), _mm256_ror_epi64::<61>(x));
+    _mm256_ternarylogic_epi64::<0x96>(r19, r61, _mm256_srli_epi64::<6>(x))
+}
+
+/// One schedule step for both blocks: words `t, t + 1` from the window
+/// `x[s..] ++ x[..s]` of words `t - 16 .. t`, written over its oldest entry `x[s]`.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+fn schedule_step(x: &mut [__m256i; 8], s: usize) {
+    let w15 = _mm256_alignr_epi8::<8>(x[(s + 1) % 8], x[s]);
+    let w7 = _mm256_alignr_epi8::<8>(x[(s + 5) % 8], x[(s + 4) % 8]);
+    let sum = _mm256_add_epi64(_mm256_add_epi64(x[s], w7), small_sigma0(w15));
+    x[s] = _mm256_add_epi64(sum, small_sigma1(x[(s + 7) % 8]));
+}
+
+#[inline(always)]
+fn big_sigma0(a: u64) -> u64 {
+    a.rotate_right(28) ^ a.rotate_right(34) ^ a.rotate_right(39)
+}
+
+#[inline(always)]
+fn big_sigma1(e: u64) -> u64 {
+    e.rotate_right(14) ^ e.rotate_right(18) ^ e.rotate_right(41)
+}
+
+/// Hides `x` from the optimiser: an empty `asm!` that claims to change it, so that a sum
+/// passed through it is computed as written. LLVM otherwise regroups a round's additions
+/// by its own ranking, and puts `W + K` and `d` at the end of the chain through `e`.
+#[inline(always)]
+fn opaque(mut x: u64) -> u64 {
+    // SAFETY: the template is empty: no instruction runs, no memory or flags change.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} */",
+            inout(reg) x,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    x
+}
+
+/// One round; the caller rotates the names instead of the values. `x` carries
+/// `(a ^ b, a & b)` from one round to the next, where it is `(b ^ c, b & c)`.
+///
+/// The rounds are bound by latency, not throughput: one round's `e` and `a` feed the
+/// next. `h` and `d` were `e` and `a` three rounds ago, so `h + W + K` and
+/// `d + h + W + K` are ready early, and the new `e` is `Σ1(e) + (Ch + d + h + W + K)`:
+/// Σ1 (rotate, two XOR levels) and Ch (one AND level and an add) side by side, then two
+/// adds, four steps from `e`. `Maj(a, b, c) = (a & (b ^ c)) ^ (b & c)` is two steps from
+/// `a`, so the new `a`, `Σ0(a) + (Maj + T1)`, is four steps from `a` too. Measured: 3.8
+/// to 3.55 cycles/byte.
+macro_rules! round {
+    ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:ident, $wk:expr) => {
+        let hk = $h.wrapping_add($wk);
+        let dhk = opaque($d.wrapping_add(hk));
+        // `Ch` is a sum of disjoint bit sets, so an add joins its halves.
+        let ch = ($e & $f).wrapping_add(!$e & $g);
+        let s1 = big_sigma1($e);
+        $d = s1.wrapping_add(opaque(ch.wrapping_add(dhk)));
+        let t1 = s1.wrapping_add(opaque(ch.wrapping_add(hk)));
+        let maj = ($a & $x.0) ^ $x.1;
+        $x = ($a ^ $b, $a & $b);
+        $h = big_sigma0($a).wrapping_add(opaque(maj.wrapping_add(t1)));
+    };
+}
+
+/// 16 rounds of block A (`L` = 0) or B (`L` = 2) on the working variables `v`.
+// Plain scalar code, always inlined into the BMI2 callers, where the rotations become
+// `rorx` (a `#[target_feature]` function could not be forced inline). Written out round
+// by round with constant indices: a loop over the two halves made LLVM index `W + K`
+// at run time, with bounds checks, and copy it to the stack first.
+#[inline(always)]
+fn rounds16<const L: usize>(v: &mut [u64; 8], wk: &[[u64; 4]; 8]) {
+    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *v;
+    let mut x = (b ^ c, b & c);
+    macro_rules! w {
+        ($i:literal) => {
+            wk[$i / 2][L + $i % 2]
+        };
+    }
+    round!(a, b, c, d, e, f, g, h, x, w!(0));
+    round!(h, a, b, c, d, e, f, g, x, w!(1));
+    round!(g, h, a, b, c, d, e, f, x, w!(2));
+    round!(f, g, h, a, b, c, d, e, x, w!(3));
+    round!(e, f, g, h, a, b, c, d, x, w!(4));
+    round!(d, e, f, g, h, a, b, c, x, w!(5));
+    round!(c, d, e, f, g, h, a, b, x, w!(6));
+    round!(b, c, d, e, f, g, h, a, x, w!(7));
+    round!(a, b, c, d, e, f, g, h, x, w!(8));
+    round!(h, a, b, c, d, e, f, g, x, w!(9));
+    round!(g, h, a, b, c, d, e, f, x, w!(10));
+    round!(f, g, h, a, b, c, d, e, x, w!(11));
+    round!(e, f, g, h, a, b, c, d, x, w!(12));
+    round!(d, e, f, g, h, a, b, c, x, w!(13));
+    round!(c, d, e, f, g, h, a, b, x, w!(14));
+    round!(b, c, d, e, f, g, h, a, x, w!(15));
+    // The next group starts its own `Maj` carry from its `b` and `c`.
+    let _ = x;
+    *v = [a, b, c, d, e, f, g, h];
+}
+
+/// Adds the working variables into the chaining value (the feed-forward).
+#[inline(always)]
+fn feed_forward(state: &mut [u64; 8], v: &[u64; 8]) {
+    for (s, x) in state.iter_mut().zip(v) {
+        *s = s.wrapping_add(*x);
+    }
+}
+
+/// Compresses block A of `x` (from [`load_pair`]) and then, if `both`, block B, calling
+/// `hook(0..5)` during A's rounds and `hook(5..10)` during B's, one call before each 16
+/// rounds (before, so that what the hook starts overlaps those rounds).
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
+pub(crate) fn compress_pair<F: FnMut(usize)>(
+    state: &mut [u64; 8],
+    wk: &mut Wk,
+    mut x: [__m256i; 8],
+    both: bool,
+    mut hook: F,
+) {
+    for (s, w) in x.iter().enumerate() {
+        wk.put(2 * s, _mm256_add_epi64(*w, k2(2 * s)));
+    }
+    let mut v = *state;
+    for group in 0..4 {
+        // Words 16 (group + 1) .. 16 (group + 2), which the next group of rounds needs;
+        // independent of these rounds, so the two overlap.
+        let t = 16 * (group + 1);
+        macro_rules! step {
+            ($($s:literal)*) => {$(
+                schedule_step(&mut x, $s);
+                wk.put(t + 2 * $s, _mm256_add_epi64(x[$s], k2(t + 2 * $s)));
+            )*};
+        }
+        step!(0 1 2 3 4 5 6 7);
+        hook(group);
+        rounds16::<0>(&mut v, wk.group(group));
+    }
+    hook(4);
+    rounds16::<0>(&mut v, wk.group(4));
+    feed_forward(state, &v);
+    if both {
+        let mut v = *state;
+        for group in 0..5 {
+            hook(5 + group);
+            rounds16::<2>(&mut v, wk.group(group));
+        }
+        feed_forward(state, &v);
+    }
+}
+
+/// The schedule buffer, made once per call (its contents never carry over).
+#[inline]
+pub(crate) fn wk_buffer() -> Wk {
+    Wk([[0; 4]; 40])
+}
+
+/// Compresses `blocks` into `state`: `compress_pair` without a hook, two blocks at a
+/// time. The SHA-384 record MAC's compressions other than seal's stitched ones.
+#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
+pub(crate) fn compress(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+    let mut wk = wk_buffer();
+    let mut pairs = blocks.chunks_exact(2);
+    for p in &mut pairs {
+        compress_pair(state, &mut wk, load_pair(&p[0], &p[1]), true, |_| {});
+    }
+    if let [last] = pairs.remainder() {
+        compress_pair(state, &mut wk, load_pair(last, last), false, |_| {});
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// Random multi-block inputs from random chaining values, against sha2's compression.
+    #[test]
+    fn matches_sha2() {
+        if !(std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl"))
+        {
+            std::eprintln!("skipped: no AVX2/BMI2/AVX-512VL");
+            return;
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for n in 0..=9 {
+            for _ in 0..20 {
+                let blocks: Vec<[u8; 128]> = (0..n)
+                    .map(|_| core::array::from_fn(|_| next() as u8))
+                    .collect();
+                let start: [u64; 8] = core::array::from_fn(|_| next());
+                let mut want = start;
+                sha2::block_api::compress512(&mut want, &blocks);
+                let mut got = start;
+                // SAFETY: the features were checked above.
+                unsafe { compress(&mut got, &blocks) };
+                assert_eq!(got, want, "{n} blocks");
+            }
+        }
+    }
+}
