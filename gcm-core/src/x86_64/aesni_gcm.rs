@@ -1,17 +1,19 @@
 //! AES-GCM with AES-NI and PCLMULQDQ on 128-bit vectors.
 //!
 //! The bulk loop takes 8 blocks per iteration and runs the AES rounds of those blocks
-//! with the GHASH multiplications of 8 ciphertext blocks woven between them: one block's
-//! four `PCLMULQDQ`s after each of the first eight rounds, and one reduction for all
-//! eight. AES and carry-less multiplication use different execution ports, so the hash
-//! rides along in the shadow of the cipher. Decryption hashes the ciphertext it is about
-//! to decrypt (it is input); encryption hashes the previous iteration's output, one
-//! iteration behind, and hashes the last 8 blocks after the loop.
+//! with the GHASH multiplications of 8 ciphertext blocks woven between them (see
+//! [`batches`]). Decryption hashes the ciphertext it is about to decrypt (it is input);
+//! encryption hashes the previous iteration's output, one iteration behind, and hashes
+//! the last 8 blocks after the loop.
 //!
-//! Counters are kept byte-reversed, so that the 32-bit block counter is the lowest lane
-//! and `PADDD` increments it with the wrap-around GCM specifies; one `PSHUFB` per block
-//! turns it back. The final round XORs the input into the last round key
-//! (`AESENCLAST(s, k ^ in) = AESENCLAST(s, k) ^ in`), taking the XOR off the critical path.
+//! The loop is bound by throughput, not latency: on the core it was tuned on (two AES
+//! units and one carry-less multiplier on three vector ports, which every XOR, shuffle
+//! and add shares) by the vector ports; on cores with one AES unit (Skylake and older)
+//! mostly by the AES rounds, with the rest competing for the same ports. Either way what
+//! pays is fewer vector operations per block:
+//! counters are made with one XOR per block where the nonce allows (see [`Counters`]),
+//! and the final round XORs the input into the last round key
+//! (`AESENCLAST(s, k ^ in) = AESENCLAST(s, k) ^ in`).
 //!
 //! Fewer than 8 blocks at the end go through a stack buffer, and are hashed with one
 //! aggregated multiplication by `H^n ... H^1`.
@@ -46,45 +48,104 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     tag
 }
 
-/// The counter blocks `ctr + 0 .. ctr + 7`, byte order restored, whitened with round key 0.
-#[inline]
-#[target_feature(enable = "ssse3,sse2")]
-fn counters(ctr: __m128i, rk0: __m128i) -> [__m128i; BLOCKS] {
-    core::array::from_fn(|i| {
-        _mm_xor_si128(
-            bswap(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32))),
-            rk0,
-        )
-    })
+/// The whitened counter blocks of successive 8-block batches.
+///
+/// The general form is `bswap(ctr + i) ^ rk0`: three operations per block. When the
+/// first counter of every batch is `2 mod 8` (always so with a 96-bit nonce, whose first
+/// data counter is 2, stepping by 8), a batch's counters are `8q + 2 ... 8q + 9`. Writing
+/// `W(m) = rk0 ^ bytes(m)` for the byte form of the multiple of 8 `m`, whose low three bits
+/// are zero, `8q + r` for `r < 8` is `bytes(8q) ^ r` in byte 15, so the batch is
+/// `W(8q) ^ 2 ... W(8q) ^ 7, W(8q + 8), W(8q + 8) ^ 1`: one XOR per block, plus three
+/// operations for `W(8q + 8)`, which is also the next batch's `W(8q)`. The additions stay
+/// in the native (byte-reversed) form, so the 32-bit wrap of GCM's counter is kept.
+#[derive(Clone, Copy)]
+struct Counters<const FAST: bool> {
+    /// The next batch's first counter (general), or its multiple of 8, `8q` (fast).
+    ctr: __m128i,
+    /// `W(8q)` (fast only).
+    w: __m128i,
+    rk0: __m128i,
 }
 
-/// Rounds 1 to NR of 8 whitened counter blocks, XORed with `input`; when `HASH`, the
-/// products of `hash_in` (mirrored, `X` already added to the first) with `H^8 ... H^1`
-/// are accumulated between the rounds.
+impl<const FAST: bool> Counters<FAST> {
+    /// Starts at the native-order counter `ctr` (whose low lane is `2 mod 8` if `FAST`).
+    #[inline]
+    #[target_feature(enable = "ssse3")]
+    fn new(ctr: __m128i, rk0: __m128i) -> Self {
+        if FAST {
+            let base = _mm_sub_epi32(ctr, _mm_set_epi32(0, 0, 0, 2));
+            Self {
+                ctr: base,
+                w: _mm_xor_si128(bswap(base), rk0),
+                rk0,
+            }
+        } else {
+            Self { ctr, w: rk0, rk0 }
+        }
+    }
+
+    /// The native-order counter of the first block after the batches taken so far.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn next_counter(&self) -> __m128i {
+        if FAST {
+            _mm_add_epi32(self.ctr, _mm_set_epi32(0, 0, 0, 2))
+        } else {
+            self.ctr
+        }
+    }
+
+    /// The next batch of 8 whitened counter blocks.
+    #[inline]
+    #[target_feature(enable = "ssse3")]
+    fn next(&mut self) -> [__m128i; BLOCKS] {
+        self.ctr = _mm_add_epi32(self.ctr, _mm_set_epi32(0, 0, 0, BLOCKS as i32));
+        if FAST {
+            let w0 = self.w;
+            let w1 = _mm_xor_si128(bswap(self.ctr), self.rk0);
+            self.w = w1;
+            // `r` in byte 15 (the top byte of lane 3).
+            let low = |r: i32| _mm_set_epi32(r << 24, 0, 0, 0);
+            [
+                _mm_xor_si128(w0, low(2)),
+                _mm_xor_si128(w0, low(3)),
+                _mm_xor_si128(w0, low(4)),
+                _mm_xor_si128(w0, low(5)),
+                _mm_xor_si128(w0, low(6)),
+                _mm_xor_si128(w0, low(7)),
+                w1,
+                _mm_xor_si128(w1, low(1)),
+            ]
+        } else {
+            let c = _mm_sub_epi32(self.ctr, _mm_set_epi32(0, 0, 0, BLOCKS as i32));
+            core::array::from_fn(|i| {
+                _mm_xor_si128(
+                    bswap(_mm_add_epi32(c, _mm_set_epi32(0, 0, 0, i as i32))),
+                    self.rk0,
+                )
+            })
+        }
+    }
+}
+
+/// Rounds 1 to NR of 8 whitened counter blocks, XORed with `input` (no hashing: the
+/// first batch of an encryption, whose ciphertext is hashed in the next iteration).
 #[inline]
-#[target_feature(enable = "aes,pclmulqdq,sse2")]
-fn stitched<const NR: usize, const HASH: bool>(
+#[target_feature(enable = "aes,sse2")]
+fn aes8<const NR: usize>(
     rk: &[__m128i; 15],
     mut s: [__m128i; BLOCKS],
     input: &[__m128i; BLOCKS],
-    hash_in: &[__m128i; BLOCKS],
-    h: &HPowers,
-) -> ([__m128i; BLOCKS], Wide) {
-    let mut w = Wide::zero();
-    for r in 1..NR {
+) -> [__m128i; BLOCKS] {
+    for k in &rk[1..NR] {
         for b in s.iter_mut() {
-            *b = _mm_aesenc_si128(*b, rk[r]);
-        }
-        if HASH && r <= BLOCKS {
-            w.mul_add(hash_in[r - 1], h.0[HPowers::COUNT - BLOCKS + r - 1]);
+            *b = _mm_aesenc_si128(*b, *k);
         }
     }
-    // AES has at least 10 rounds, so all 8 blocks were hashed above.
-    const { assert!(NR > BLOCKS) };
     for (b, i) in s.iter_mut().zip(input) {
         *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], *i));
     }
-    (s, w)
+    s
 }
 
 /// Loads 8 blocks of input at `off`.
@@ -117,63 +178,22 @@ unsafe fn store8(io: InOut, off: usize, v: &[__m128i; BLOCKS]) {
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
 unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     key: &HwKey,
-    mut ctr: __m128i,
-    mut x: __m128i,
+    ctr: __m128i,
+    x: __m128i,
     io: InOut,
 ) -> __m128i {
+    let fast = _mm_cvtsi128_si32(ctr) & 7 == 2;
+    // SAFETY: forwarded contract.
+    let (mut x, ctr, off) = unsafe {
+        if fast {
+            batches::<NR, ENC, HASH, true>(key, ctr, x, io)
+        } else {
+            batches::<NR, ENC, HASH, false>(key, ctr, x, io)
+        }
+    };
+
     let rk = &key.aes.rk;
     let h = &key.h;
-    let step = _mm_set_epi32(0, 0, 0, BLOCKS as i32);
-    let none = [_mm_setzero_si128(); BLOCKS];
-    let mut off = 0;
-
-    if ENC && HASH {
-        // Output is hashed one iteration late: `pending` holds the last ciphertext.
-        if io.len >= CHUNK {
-            // SAFETY: `CHUNK <= io.len`.
-            let input = unsafe { load8(io, 0) };
-            let (out, _) = stitched::<NR, false>(rk, counters(ctr, rk[0]), &input, &none, h);
-            // SAFETY: as above.
-            unsafe { store8(io, 0, &out) };
-            ctr = _mm_add_epi32(ctr, step);
-            off = CHUNK;
-            let mut pending = out;
-            while off + CHUNK <= io.len {
-                let mut hash_in = pending.map(|b| bswap(b));
-                hash_in[0] = _mm_xor_si128(hash_in[0], x);
-                // SAFETY: `off + CHUNK <= io.len`.
-                let input = unsafe { load8(io, off) };
-                let (out, w) = stitched::<NR, true>(rk, counters(ctr, rk[0]), &input, &hash_in, h);
-                // SAFETY: as above.
-                unsafe { store8(io, off, &out) };
-                x = w.reduce();
-                ctr = _mm_add_epi32(ctr, step);
-                off += CHUNK;
-                pending = out;
-            }
-            x = hash_blocks(h, x, &pending);
-        }
-    } else {
-        while off + CHUNK <= io.len {
-            // SAFETY: `off + CHUNK <= io.len`.
-            let input = unsafe { load8(io, off) };
-            let (out, w) = if HASH {
-                let mut hash_in = input.map(|b| bswap(b));
-                hash_in[0] = _mm_xor_si128(hash_in[0], x);
-                stitched::<NR, true>(rk, counters(ctr, rk[0]), &input, &hash_in, h)
-            } else {
-                stitched::<NR, false>(rk, counters(ctr, rk[0]), &input, &none, h)
-            };
-            // SAFETY: as above.
-            unsafe { store8(io, off, &out) };
-            if HASH {
-                x = w.reduce();
-            }
-            ctr = _mm_add_epi32(ctr, step);
-            off += CHUNK;
-        }
-    }
-
     let rem = io.len - off;
     if rem == 0 {
         return x;
@@ -197,6 +217,85 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         x = hash_tail(h, x, &buf[..n]);
     }
     x
+}
+
+/// The whole 8-block batches of `io`: returns `X`, the native-order counter of the
+/// first block left over, and the number of bytes done.
+///
+/// Each iteration runs the AES rounds of 8 blocks with one block's four `PCLMULQDQ`s
+/// after each of the first eight rounds and one reduction for all eight: AES and
+/// carry-less multiplication use different execution ports, so the hash rides along in
+/// the shadow of the cipher. The block that carries `X` is multiplied last, after the
+/// seven that do not depend on the previous reduction, so that the loop-carried chain
+/// through `X` is one multiply, one XOR and the reduction. The whole body is written
+/// inline here (not in a helper the optimiser may decline to inline), so that the 8
+/// states, the 3 accumulators and the counter base stay in registers.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST: bool>(
+    key: &HwKey,
+    ctr: __m128i,
+    mut x: __m128i,
+    io: InOut,
+) -> (__m128i, __m128i, usize) {
+    // AES has at least 10 rounds, so all 8 blocks are hashed between rounds.
+    const { assert!(NR > BLOCKS) };
+    let rk = &key.aes.rk;
+    let h = &key.h;
+    let mut counters = Counters::<FAST>::new(ctr, rk[0]);
+    let mut off = 0;
+    if io.len < CHUNK {
+        return (x, ctr, 0);
+    }
+    // Encryption hashes its output one iteration late: `pending` is the last ciphertext.
+    let mut pending = [_mm_setzero_si128(); BLOCKS];
+    if ENC && HASH {
+        // SAFETY: `CHUNK <= io.len`.
+        let input = unsafe { load8(io, 0) };
+        pending = aes8::<NR>(rk, counters.next(), &input);
+        // SAFETY: as above.
+        unsafe { store8(io, 0, &pending) };
+        off = CHUNK;
+    }
+    while off + CHUNK <= io.len {
+        // SAFETY: `off + CHUNK <= io.len`.
+        let input = unsafe { load8(io, off) };
+        let hash_in = if ENC { &pending } else { &input };
+        let mut s = counters.next();
+        let mut w = Wide::zero();
+        for r in 1..NR {
+            for b in s.iter_mut() {
+                *b = _mm_aesenc_si128(*b, rk[r]);
+            }
+            if HASH && r <= BLOCKS {
+                // Rounds 1..7 take blocks 1..7, round 8 block 0 (the one with `X`).
+                let j = r % BLOCKS;
+                let mut a = bswap(hash_in[j]);
+                if j == 0 {
+                    a = _mm_xor_si128(a, x);
+                }
+                w.mul_add(a, h.0[HPowers::COUNT - BLOCKS + j]);
+                if j == 0 {
+                    x = w.reduce();
+                }
+            }
+        }
+        for (b, i) in s.iter_mut().zip(&input) {
+            *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], *i));
+        }
+        // SAFETY: as above.
+        unsafe { store8(io, off, &s) };
+        if ENC {
+            pending = s;
+        }
+        off += CHUNK;
+    }
+    if ENC && HASH {
+        x = hash_blocks(h, x, &pending);
+    }
+    (x, counters.next_counter(), off)
 }
 
 /// GHASH of 8 output blocks (byte form) continuing from `x`.
