@@ -222,14 +222,13 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
 /// The whole 8-block batches of `io`: returns `X`, the native-order counter of the
 /// first block left over, and the number of bytes done.
 ///
-/// Each iteration runs the AES rounds of 8 blocks with one block's four `PCLMULQDQ`s
-/// after each of the first eight rounds and one reduction for all eight: AES and
+/// Each batch runs the AES rounds of 8 blocks with one block's four `PCLMULQDQ`s after
+/// each of the first eight rounds, and two batches share one reduction: AES and
 /// carry-less multiplication use different execution ports, so the hash rides along in
-/// the shadow of the cipher. The block that carries `X` is multiplied last, after the
-/// seven that do not depend on the previous reduction, so that the loop-carried chain
-/// through `X` is one multiply, one XOR and the reduction. The whole body is written
-/// inline here (not in a helper the optimiser may decline to inline), so that the 8
-/// states, the 3 accumulators and the counter base stay in registers.
+/// the shadow of the cipher. The block that carries `X` is multiplied last in its batch,
+/// after the seven that do not depend on the previous reduction. The body is a macro
+/// expanded here (not a helper the optimiser may decline to inline, as it did for some
+/// key sizes), so that the 8 states and the 3 accumulators stay in registers.
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
@@ -259,38 +258,54 @@ unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST
         unsafe { store8(io, 0, &pending) };
         off = CHUNK;
     }
-    while off + CHUNK <= io.len {
-        // SAFETY: `off + CHUNK <= io.len`.
-        let input = unsafe { load8(io, off) };
-        let hash_in = if ENC { &pending } else { &input };
-        let mut s = counters.next();
-        let mut w = Wide::zero();
-        for r in 1..NR {
-            for b in s.iter_mut() {
-                *b = _mm_aesenc_si128(*b, rk[r]);
-            }
-            if HASH && r <= BLOCKS {
-                // Rounds 1..7 take blocks 1..7, round 8 block 0 (the one with `X`).
-                let j = r % BLOCKS;
-                let mut a = bswap(hash_in[j]);
-                if j == 0 {
-                    a = _mm_xor_si128(a, x);
+    // One batch: the products of `hash_in` by the 8 powers from index `$pw` go into
+    // `$w`; `$with_x` adds `X` to the first block, `$reduce` reduces `$w` into `X`.
+    // A macro rather than a function, so that the body is always inlined.
+    macro_rules! batch {
+        ($w:ident, $pw:expr, $with_x:expr, $reduce:expr) => {{
+            // SAFETY: the caller checked `off + CHUNK <= io.len`.
+            let input = unsafe { load8(io, off) };
+            let hash_in = if ENC { pending } else { input };
+            let mut s = counters.next();
+            for r in 1..NR {
+                for b in s.iter_mut() {
+                    *b = _mm_aesenc_si128(*b, rk[r]);
                 }
-                w.mul_add(a, h.0[HPowers::COUNT - BLOCKS + j]);
-                if j == 0 {
-                    x = w.reduce();
+                if HASH && r <= BLOCKS {
+                    // Rounds 1..7 take blocks 1..7, round 8 block 0 (the one with `X`).
+                    let j = r % BLOCKS;
+                    let mut a = bswap(hash_in[j]);
+                    if $with_x && j == 0 {
+                        a = _mm_xor_si128(a, x);
+                    }
+                    $w.mul_add(a, h.0[$pw + j]);
+                    if $reduce && j == 0 {
+                        x = $w.reduce();
+                        $w = Wide::zero();
+                    }
                 }
             }
-        }
-        for (b, i) in s.iter_mut().zip(&input) {
-            *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], *i));
-        }
-        // SAFETY: as above.
-        unsafe { store8(io, off, &s) };
-        if ENC {
-            pending = s;
-        }
-        off += CHUNK;
+            for (b, i) in s.iter_mut().zip(&input) {
+                *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], *i));
+            }
+            // SAFETY: as above.
+            unsafe { store8(io, off, &s) };
+            if ENC {
+                pending = s;
+            }
+            off += CHUNK;
+        }};
+    }
+    // Two batches per iteration share one reduction: the first is multiplied by
+    // `H^16 ... H^9`, the second by `H^8 ... H^1`. Half the reductions, and `X` is
+    // needed only once per 16 blocks, a whole batch after it was produced.
+    let mut w = Wide::zero();
+    while off + 2 * CHUNK <= io.len {
+        batch!(w, HPowers::COUNT - 2 * BLOCKS, true, false);
+        batch!(w, HPowers::COUNT - BLOCKS, false, true);
+    }
+    if off + CHUNK <= io.len {
+        batch!(w, HPowers::COUNT - BLOCKS, true, true);
     }
     if ENC && HASH {
         x = hash_blocks(h, x, &pending);
