@@ -25,13 +25,62 @@ use core::arch::x86_64::*;
 const BLOCKS: usize = 8;
 const CHUNK: usize = 16 * BLOCKS;
 
-kernel_entry_points!(AesNiToken, "aes,pclmulqdq,ssse3,sse4.1");
+// The entry points are written out rather than made by `kernel_entry_points!`: they take
+// whether the nonce is 96 bits long, the public fact that picks the XOR-stepped counters
+// (see `Counters`). The counter itself cannot decide: for other nonce lengths it is
+// derived from the hash key, and a branch on it would leak.
+
+/// AES-CTR (32-bit counter) from `counter_block`, no hashing: the bulk loop without GHASH.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+pub(crate) unsafe fn ctr(key: &HwKey, _t: AesNiToken, counter_block: &[u8; 16], io: InOut) {
+    let ctr = bswap(load16(counter_block));
+    let x = _mm_setzero_si128();
+    // SAFETY: forwarded contract; the token proves the features. The caller's counter
+    // may be secret-derived, so the general counters are used.
+    unsafe {
+        match key.aes.rounds {
+            10 => bulk::<10, true, false>(key, ctr, false, x, io),
+            12 => bulk::<12, true, false>(key, ctr, false, x, io),
+            _ => bulk::<14, true, false>(key, ctr, false, x, io),
+        };
+    }
+}
+
+/// Encrypts (`ENC`) or decrypts `io` and returns the full tag (that the ciphertext
+/// should carry, when decrypting); `nonce96` says whether `J0` came from a 96-bit nonce
+/// (its first data counter is then 2). Picks the kernel monomorphised for the key's round
+/// count, so that its loops unroll.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+pub(crate) unsafe fn seal_or_open<const ENC: bool>(
+    key: &HwKey,
+    t: AesNiToken,
+    j0: &[u8; 16],
+    nonce96: bool,
+    aad: &[u8],
+    io: InOut,
+) -> [u8; 16] {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match key.aes.rounds {
+            10 => gcm::<10, ENC>(key, t, j0, nonce96, aad, io),
+            12 => gcm::<12, ENC>(key, t, j0, nonce96, aad, io),
+            _ => gcm::<14, ENC>(key, t, j0, nonce96, aad, io),
+        }
+    }
+}
 
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
 unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
     _t: AesNiToken,
     j0: &[u8; 16],
+    nonce96: bool,
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
@@ -40,7 +89,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     let x = clmul::update(&key.h, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
-    let x = unsafe { bulk::<NR, ENC, true>(key, ctr, x, io) };
+    let x = unsafe { bulk::<NR, ENC, true>(key, ctr, nonce96, x, io) };
     let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
     let s = clmul::mont_mul(_mm_xor_si128(x, lens), key.h.0[HPowers::COUNT - 1]);
     let mut tag = [0u8; 16];
@@ -58,6 +107,8 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
 /// `W(8q) ^ 2 ... W(8q) ^ 7, W(8q + 8), W(8q + 8) ^ 1`: one XOR per block, plus three
 /// operations for `W(8q + 8)`, which is also the next batch's `W(8q)`. The additions stay
 /// in the native (byte-reversed) form, so the 32-bit wrap of GCM's counter is kept.
+/// `FAST` is chosen by the nonce length (public), never by the counter's value, which
+/// for other nonce lengths is derived from the hash key.
 #[derive(Clone, Copy)]
 struct Counters<const FAST: bool> {
     /// The next batch's first counter (general), or its multiple of 8, `8q` (fast).
@@ -172,6 +223,7 @@ unsafe fn store8(io: InOut, off: usize, v: &[__m128i; BLOCKS]) {
 
 /// CTR over all of `io` starting at the (byte-reversed) counter `ctr`; when `HASH`,
 /// GHASH of the ciphertext (output if `ENC`, input otherwise) continuing from `x`.
+/// `fast` (public, and only if `ctr` is 2 mod 8) picks the XOR-stepped counters.
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
@@ -179,10 +231,10 @@ unsafe fn store8(io: InOut, off: usize, v: &[__m128i; BLOCKS]) {
 unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     key: &HwKey,
     ctr: __m128i,
+    fast: bool,
     x: __m128i,
     io: InOut,
 ) -> __m128i {
-    let fast = _mm_cvtsi128_si32(ctr) & 7 == 2;
     // SAFETY: forwarded contract.
     let (mut x, ctr, off) = unsafe {
         if fast {
@@ -342,4 +394,57 @@ fn hash_tail(h: &HPowers, x: __m128i, blocks: &[[u8; 16]]) -> __m128i {
         w.mul_add(v, h.0[HPowers::COUNT - n + j]);
     }
     w.reduce()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decrypts (AES-128, AES-192) or encrypts (AES-256) `buf` in place from the block
+    /// counter `start`, returning the hash, with the fast or the general counters.
+    #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+    fn run(hk: &HwKey, start: u32, fast: bool, buf: &mut [u8]) -> [u8; 16] {
+        // Native order: the block counter in the lowest lane, a nonce above it.
+        let ctr = _mm_set_epi32(0x5a5a_5a5a, 0x5a5a_5a5a, 0x5a5a_5a5a, start as i32);
+        let x = _mm_setzero_si128();
+        // SAFETY: in place on the whole of `buf`.
+        let x = unsafe {
+            let io = InOut::new(buf.as_ptr(), buf.as_mut_ptr(), buf.len());
+            match hk.aes.rounds {
+                10 => bulk::<10, false, true>(hk, ctr, fast, x, io),
+                12 => bulk::<12, false, true>(hk, ctr, fast, x, io),
+                _ => bulk::<14, true, true>(hk, ctr, fast, x, io),
+            }
+        };
+        let mut out = [0u8; 16];
+        store16(&mut out, x);
+        out
+    }
+
+    /// The XOR-stepped counters agree with the general ones from `2 mod 8` starts,
+    /// including a 32-bit wrap inside a batch and at a batch boundary (which a 96-bit
+    /// nonce, starting at 2, reaches only after 64 GiB).
+    #[test]
+    fn fast_counters_match_the_general_ones() {
+        let Some(t) = AesNiToken::new() else { return };
+        let data: [u8; 2200] = core::array::from_fn(|i| (i * 31 % 251) as u8);
+        for key_len in [16, 24, 32] {
+            let key: [u8; 32] = core::array::from_fn(|i| i as u8 * 7 + key_len as u8);
+            let hk = HwKey::new(&key[..key_len], t);
+            for start in [2u32, 0xfa, 0x1_0002, 0xffff_fffa, 0xffff_fff2, 0xffff_ff82] {
+                for len in [0, 1, 127, 128, 129, 255, 256, 257, 1000, 2048 + 77] {
+                    let (mut fast, mut general) = (data, data);
+                    // SAFETY: the token proves the features.
+                    let (a, b) = unsafe {
+                        (
+                            run(&hk, start, true, &mut fast[..len]),
+                            run(&hk, start, false, &mut general[..len]),
+                        )
+                    };
+                    assert_eq!(a, b, "hash, key {key_len} start {start:#x} len {len}");
+                    assert!(fast == general, "key {key_len} start {start:#x} len {len}");
+                }
+            }
+        }
+    }
 }
