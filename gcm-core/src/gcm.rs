@@ -158,7 +158,7 @@ impl GcmKey {
             Engine::AesNi(k, t) => {
                 let io = raw(buf);
                 // SAFETY: as above.
-                unsafe { aesni_gcm::seal(k, *t, &j0, aad, io) }
+                unsafe { aesni_gcm::seal_or_open::<true>(k, *t, &j0, nonce.len() == 12, aad, io) }
             }
             Engine::Portable(k) => k.seal(&j0, aad, buf),
         })
@@ -198,7 +198,7 @@ impl GcmKey {
             Engine::AesNi(k, t) => {
                 let io = raw(buf.reborrow());
                 // SAFETY: as above.
-                unsafe { aesni_gcm::open(k, *t, &j0, aad, io) }
+                unsafe { aesni_gcm::seal_or_open::<false>(k, *t, &j0, nonce.len() == 12, aad, io) }
             }
             Engine::Portable(k) => k.open(&j0, aad, buf.reborrow()),
         };
