@@ -146,13 +146,13 @@ impl GcmKey {
                 let io = raw(buf);
                 // SAFETY: `io` comes from an `InOutBuf` (valid, in place or disjoint); the
                 // token proves the CPU features.
-                unsafe { vaes512_gcm::seal(k, *t, &j0, aad, io) }
+                unsafe { vaes512_gcm::seal_or_open::<true>(k, *t, &j0, nonce.len() == 12, aad, io) }
             }
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes256(k, t) => {
                 let io = raw(buf);
                 // SAFETY: as above.
-                unsafe { vaes256_gcm::seal(k, *t, &j0, aad, io) }
+                unsafe { vaes256_gcm::seal_or_open::<true>(k, *t, &j0, nonce.len() == 12, aad, io) }
             }
             #[cfg(target_arch = "x86_64")]
             Engine::AesNi(k, t) => {
@@ -186,13 +186,17 @@ impl GcmKey {
             Engine::Vaes512(k, t) => {
                 let io = raw(buf.reborrow());
                 // SAFETY: `io` comes from an `InOutBuf`; the token proves the CPU features.
-                unsafe { vaes512_gcm::open(k, *t, &j0, aad, io) }
+                unsafe {
+                    vaes512_gcm::seal_or_open::<false>(k, *t, &j0, nonce.len() == 12, aad, io)
+                }
             }
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes256(k, t) => {
                 let io = raw(buf.reborrow());
                 // SAFETY: as above.
-                unsafe { vaes256_gcm::open(k, *t, &j0, aad, io) }
+                unsafe {
+                    vaes256_gcm::seal_or_open::<false>(k, *t, &j0, nonce.len() == 12, aad, io)
+                }
             }
             #[cfg(target_arch = "x86_64")]
             Engine::AesNi(k, t) => {
@@ -211,7 +215,8 @@ impl GcmKey {
         // The kernels decrypt while they hash, so the plaintext is already out. Undo it.
         let in_place = core::ptr::eq(buf.get_in().as_ptr(), buf.get_out().as_ptr());
         if in_place {
-            self.apply_keystream(&inc32(&j0), buf.get_out());
+            // J0 is secret unless the nonce is 96 bits.
+            self.apply_keystream(&inc32(&j0), nonce.len() == 12, buf.get_out());
         } else {
             buf.get_out().fill(0);
         }
@@ -219,32 +224,36 @@ impl GcmKey {
     }
 
     /// AES-CTR with a 32-bit big-endian block counter starting at `counter_block`, in
-    /// place: the bulk loop of the back end without GHASH. For benchmarks (the roofline
-    /// a GCM kernel is measured against) and for restoring a buffer after a failed open.
+    /// place: the bulk loop of the back end without GHASH, with the counter code a GCM
+    /// seal with a 96-bit nonce runs. For benchmarks (the roofline a GCM kernel is
+    /// measured against). The counter block is treated as public, as a CTR IV is: the
+    /// kernels may branch on it.
     #[doc(hidden)]
     pub fn ctr32_apply_keystream(&self, counter_block: &[u8; 16], buf: &mut [u8]) {
-        self.apply_keystream(counter_block, buf)
+        self.apply_keystream(counter_block, true, buf)
     }
 
-    fn apply_keystream(&self, counter_block: &[u8; 16], buf: &mut [u8]) {
+    /// CTR from `counter_block`; `public` says whether the kernel may let the counter's
+    /// value steer it (see `kernel_entry_points!`).
+    fn apply_keystream(&self, counter_block: &[u8; 16], public: bool, buf: &mut [u8]) {
         match &self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes512(k, t) => {
                 let io = raw(buf.into());
                 // SAFETY: `io` is the in-place view of `buf`; the token proves the features.
-                unsafe { vaes512_gcm::ctr(k, *t, counter_block, io) }
+                unsafe { vaes512_gcm::ctr(k, *t, counter_block, public, io) }
             }
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes256(k, t) => {
                 let io = raw(buf.into());
                 // SAFETY: as above.
-                unsafe { vaes256_gcm::ctr(k, *t, counter_block, io) }
+                unsafe { vaes256_gcm::ctr(k, *t, counter_block, public, io) }
             }
             #[cfg(target_arch = "x86_64")]
             Engine::AesNi(k, t) => {
                 let io = raw(buf.into());
                 // SAFETY: as above.
-                unsafe { aesni_gcm::ctr(k, *t, counter_block, io) }
+                unsafe { aesni_gcm::ctr(k, *t, counter_block, public, io) }
             }
             Engine::Portable(k) => k.apply_ctr(counter_block, buf.into()),
         }

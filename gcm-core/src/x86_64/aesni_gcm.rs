@@ -31,11 +31,19 @@ const CHUNK: usize = 16 * BLOCKS;
 // derived from the hash key, and a branch on it would leak.
 
 /// AES-CTR (32-bit counter) from `counter_block`, no hashing: the bulk loop without GHASH.
+/// Always with the general counters (the fast ones need a first counter of 2 mod 8), so
+/// `_public` changes nothing here.
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn ctr(key: &HwKey, _t: AesNiToken, counter_block: &[u8; 16], io: InOut) {
+pub(crate) unsafe fn ctr(
+    key: &HwKey,
+    _t: AesNiToken,
+    counter_block: &[u8; 16],
+    _public: bool,
+    io: InOut,
+) {
     let ctr = bswap(load16(counter_block));
     let x = _mm_setzero_si128();
     // SAFETY: forwarded contract; the token proves the features. The caller's counter

@@ -22,6 +22,12 @@
 //! public (it comes from the nonce), so indexing the table by it leaks nothing. The
 //! vector whose lanes straddle the wrap, if any, takes the two deltas under lane masks.
 //!
+//! All of this looks at the counter's value, which is public only when the nonce is 96
+//! bits (`J0 = nonce || 1`); for other nonce lengths `J0` is a GHASH under the secret hash
+//! key, and the table index and lane masks would leak it. Those messages take the plain
+//! scheme (add, byte swap, whiten: no branch, no index), chosen by the nonce length,
+//! which is public.
+//!
 //! Measured on the development machine (Sapphire Rapids): AES-128-GCM at 16 KiB went
 //! from ~80% to ~85% of the AES-CTR loop's speed. The same scheme at 256 bits (8 blocks,
 //! two deltas per pair table) made the `Vaes256` kernel slower, so that one keeps adding.
@@ -76,6 +82,10 @@ pub(super) struct Counters {
     /// Per vector: the lanes (dword-3 bits of a 16-dword mask) that step with `d1`; the
     /// others step with `d2`.
     early: [__mmask16; 4],
+    /// Whether the counter is public, so that the XOR stepping may be used.
+    public: bool,
+    /// Round key 0 in all lanes, for the plain scheme.
+    rk0: __m512i,
     /// Big-endian blocks `c0+done .. c0+done+15`, XORed with round key 0.
     white: [__m512i; 4],
 }
@@ -85,29 +95,40 @@ impl Counters {
     /// four lanes.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) fn new(base: __m512i, rk0: __m512i) -> Self {
-        let first = _mm_cvtsi128_si32(_mm512_castsi512_si128(base)) as u32;
-        // Block j's low nibble has wrapped past block 0's when j >= split.
-        let split = 16 - (first & 15) as usize;
-        let early = core::array::from_fn(|i| {
-            (0..4)
-                .filter(|lane| 4 * i + lane < split)
-                .fold(0, |k, lane| k | (8 << (4 * lane)))
-        });
-        let white = core::array::from_fn(|i| {
-            let be = super::vaes512_gcm::bswap512(_mm512_add_epi32(
-                base,
-                super::vaes512_gcm::inc(4 * i as i32),
-            ));
-            _mm512_xor_si512(be, rk0)
-        });
+    pub(super) fn new(base: __m512i, rk0: __m512i, public: bool) -> Self {
+        let (mut first, mut early) = (0, [0; 4]);
+        if public {
+            first = _mm_cvtsi128_si32(_mm512_castsi512_si128(base)) as u32;
+            // Block j's low nibble has wrapped past block 0's when j >= split.
+            let split = 16 - (first & 15) as usize;
+            early = core::array::from_fn(|i| {
+                (0..4)
+                    .filter(|lane| 4 * i + lane < split)
+                    .fold(0, |k, lane| k | (8 << (4 * lane)))
+            });
+        }
         Self {
             base,
             done: 0,
             first,
             early,
-            white,
+            public,
+            rk0,
+            white: Self::plain(base, 0, rk0),
         }
+    }
+
+    /// The blocks `done .. done + 16` the plain way: add, byte swap, whiten.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn plain(base: __m512i, done: u32, rk0: __m512i) -> [__m512i; 4] {
+        core::array::from_fn(|i| {
+            let le = _mm512_add_epi32(
+                base,
+                super::vaes512_gcm::inc(done.wrapping_add(4 * i as u32) as i32),
+            );
+            _mm512_xor_si512(super::vaes512_gcm::bswap512(le), rk0)
+        })
     }
 
     /// The current 16 blocks, whitened with round key 0.
@@ -118,8 +139,13 @@ impl Counters {
 
     /// Moves on by 16 blocks.
     #[inline]
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) fn step(&mut self) {
+        if !self.public {
+            self.done = self.done.wrapping_add(16);
+            self.white = Self::plain(self.base, self.done, self.rk0);
+            return;
+        }
         let x = self.first;
         let (d1, d2) = (delta(x), delta(x.wrapping_add(16)));
         for i in 0..4 {

@@ -19,71 +19,65 @@
 use crate::Backend;
 use core::arch::x86_64::__m128i;
 
-/// The entry points of a GCM kernel module: `seal`, `open` and `ctr`, each dispatching on
-/// the key's round count to the module's `gcm::<NR, ENC>` or `bulk::<NR, true, false>`.
+/// The entry points of a GCM kernel module: `seal_or_open` and `ctr`, each dispatching
+/// on the key's round count to the module's `gcm::<NR, ENC>` or `bulk::<NR, true, false>`.
 /// The kernels are monomorphised per key size so that their round loops unroll; this
 /// is the one place that picks among them.
+///
+/// Both pass on whether the counter is public, which decides how the kernel may step
+/// its counters: the fast schemes branch on, or index tables by, the counter's value.
+/// That is a public fact for a 96-bit nonce (`J0 = nonce || 1`) but not for other nonce
+/// lengths, whose `J0` is a GHASH under the secret hash key; the caller passes the nonce
+/// length test, never anything derived from `J0`.
 macro_rules! kernel_entry_points {
     ($token:ty, $features:literal) => {
-        /// Encrypts `io` and returns the full tag.
+        /// Encrypts (`ENC`) or decrypts `io` and returns the full tag (that the ciphertext
+        /// should carry, when decrypting); `nonce96` says whether `J0` came from a 96-bit
+        /// nonce, which makes the counters public.
         ///
         /// # Safety
         /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
         #[target_feature(enable = $features)]
-        pub(crate) unsafe fn seal(
+        pub(crate) unsafe fn seal_or_open<const ENC: bool>(
             key: &HwKey,
             t: $token,
             j0: &[u8; 16],
+            nonce96: bool,
             aad: &[u8],
             io: InOut,
         ) -> [u8; 16] {
             // SAFETY: forwarded contract; the token proves the features.
             unsafe {
                 match key.aes.rounds {
-                    10 => gcm::<10, true>(key, t, j0, aad, io),
-                    12 => gcm::<12, true>(key, t, j0, aad, io),
-                    _ => gcm::<14, true>(key, t, j0, aad, io),
-                }
-            }
-        }
-
-        /// Decrypts `io` and returns the full tag the ciphertext should carry.
-        ///
-        /// # Safety
-        /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
-        #[target_feature(enable = $features)]
-        pub(crate) unsafe fn open(
-            key: &HwKey,
-            t: $token,
-            j0: &[u8; 16],
-            aad: &[u8],
-            io: InOut,
-        ) -> [u8; 16] {
-            // SAFETY: forwarded contract; the token proves the features.
-            unsafe {
-                match key.aes.rounds {
-                    10 => gcm::<10, false>(key, t, j0, aad, io),
-                    12 => gcm::<12, false>(key, t, j0, aad, io),
-                    _ => gcm::<14, false>(key, t, j0, aad, io),
+                    10 => gcm::<10, ENC>(key, t, j0, nonce96, aad, io),
+                    12 => gcm::<12, ENC>(key, t, j0, nonce96, aad, io),
+                    _ => gcm::<14, ENC>(key, t, j0, nonce96, aad, io),
                 }
             }
         }
 
         /// AES-CTR (32-bit counter) from `counter_block`, no hashing: the bulk loop
-        /// without GHASH.
+        /// without GHASH. `public` says whether the counter block may steer the kernel
+        /// (see the macro's docs).
         ///
         /// # Safety
         /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
         #[target_feature(enable = $features)]
-        pub(crate) unsafe fn ctr(key: &HwKey, _t: $token, counter_block: &[u8; 16], io: InOut) {
+        pub(crate) unsafe fn ctr(
+            key: &HwKey,
+            _t: $token,
+            counter_block: &[u8; 16],
+            public: bool,
+            io: InOut,
+        ) {
             let ctr = bswap(load16(counter_block));
             let x = _mm_setzero_si128();
             // SAFETY: forwarded contract; the token proves the features.
             unsafe {
                 match key.aes.rounds {
-                    10 => bulk::<10, true, false>(key, ctr, x, io),
-                    12 => bulk::<12, true, false>(key, ctr, x, io),
-                    _ => bulk::<14, true, false>(key, ctr, x, io),
+                    10 => bulk::<10, true, false>(key, ctr, public, x, io),
+                    12 => bulk::<12, true, false>(key, ctr, public, x, io),
+                    _ => bulk::<14, true, false>(key, ctr, public, x, io),
                 };
             }
         }

@@ -47,6 +47,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
     t: Vaes256Token,
     j0: &[u8; 16],
+    nonce96: bool,
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
@@ -55,7 +56,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     let x = ghash(&key.h, t, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
-    let x = unsafe { bulk::<NR, ENC, true>(key, ctr, x, io) };
+    let x = unsafe { bulk::<NR, ENC, true>(key, ctr, nonce96, x, io) };
     let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
     let s = clmul::mont_mul(_mm_xor_si128(x, lens), key.h.0[HPowers::COUNT - 1]);
     let mut tag = [0u8; 16];
@@ -194,7 +195,9 @@ fn counters<const N: usize>(ctr: __m256i, rk0: __m256i) -> [__m256i; N] {
 /// each block while that byte cannot carry (the first block's low byte at most 240), and
 /// rebuilt from the little-endian base otherwise. This saves four `VPSHUFB` per
 /// iteration on the shuffle port, which the carry-less multiplies already keep busy: at
-/// 256 bits that port, not AES, sets the pace.
+/// 256 bits that port, not AES, sets the pace. The test branches on the counter, so it
+/// is only made when the counter is public (a 96-bit nonce); otherwise every step
+/// rebuilds.
 struct Counters {
     /// Little-endian counters `c0, c0+1` (lowest dword counts).
     base: __m256i,
@@ -202,16 +205,19 @@ struct Counters {
     done: u32,
     /// Big-endian blocks `c0+done .. c0+done+7`.
     be: [__m256i; VECS],
+    /// Whether the carry test may look at the counter.
+    public: bool,
 }
 
 impl Counters {
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn new(base: __m256i) -> Self {
+    fn new(base: __m256i, public: bool) -> Self {
         Self {
             base,
             done: 0,
             be: Self::rebuild(base, 0),
+            public,
         }
     }
 
@@ -236,7 +242,9 @@ impl Counters {
     #[target_feature(enable = "avx2")]
     fn step(&mut self, first_low_byte: u32) {
         self.done = self.done.wrapping_add(8);
-        if first_low_byte <= 240 {
+        if !self.public {
+            self.be = Self::rebuild(self.base, self.done);
+        } else if first_low_byte <= 240 {
             let carry_free = _mm256_set_epi32(8 << 24, 0, 0, 0, 8 << 24, 0, 0, 0);
             self.be = self.be.map(|c| _mm256_add_epi32(c, carry_free));
         } else {
@@ -305,7 +313,8 @@ fn hash_input(v: &[__m256i; VECS], x: __m128i) -> [__m256i; VECS] {
 }
 
 /// CTR over all of `io` from the byte-reversed counter `ctr`; with `HASH`, GHASH of the
-/// ciphertext (output if `ENC`, input otherwise) continuing from `x`.
+/// ciphertext (output if `ENC`, input otherwise) continuing from `x`. `public` says
+/// whether the counter's value may steer the counter scheme (see `Counters`).
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
@@ -313,6 +322,7 @@ fn hash_input(v: &[__m256i; VECS], x: __m128i) -> [__m256i; VECS] {
 unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     key: &HwKey,
     ctr: __m128i,
+    public: bool,
     mut x: __m128i,
     io: InOut,
 ) -> __m128i {
@@ -325,9 +335,10 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         _mm256_broadcastsi128_si256(ctr),
         _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0),
     );
-    // The first block's counter, to know when a step carries (see `Counters`).
+    // The first block's counter, to know when a step carries (see `Counters`); only
+    // looked at when it is public.
     let c0 = _mm_cvtsi128_si32(ctr) as u32;
-    let mut ctrs = Counters::new(base);
+    let mut ctrs = Counters::new(base, public);
     let none = [_mm256_setzero_si256(); VECS];
     let mut off = 0;
 

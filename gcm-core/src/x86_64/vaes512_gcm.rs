@@ -85,6 +85,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
     t: Vaes512Token,
     j0: &[u8; 16],
+    nonce96: bool,
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
@@ -99,7 +100,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     let x = ghash(&key.h, t, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
-    let x = unsafe { bulk::<NR, ENC, true>(key, ctr, x, io) };
+    let x = unsafe { bulk::<NR, ENC, true>(key, ctr, nonce96, x, io) };
     let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
     let s = clmul::mont_mul(_mm_xor_si128(x, lens), key.h.0[HPowers::COUNT - 1]);
     let mut tag = [0u8; 16];
@@ -533,7 +534,8 @@ fn hash_input(v: &[__m512i; VECS]) -> [__m512i; VECS] {
 }
 
 /// CTR over all of `io` from the byte-reversed counter `ctr`; with `HASH`, GHASH of the
-/// ciphertext (output if `ENC`, input otherwise) continuing from `x`.
+/// ciphertext (output if `ENC`, input otherwise) continuing from `x`. `public` says
+/// whether the counter's value may steer the counter scheme (see `Counters`).
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
@@ -543,6 +545,7 @@ fn hash_input(v: &[__m512i; VECS]) -> [__m512i; VECS] {
 unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     key: &HwKey,
     ctr: __m128i,
+    public: bool,
     mut x: __m128i,
     io: InOut,
 ) -> __m128i {
@@ -552,7 +555,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         _mm512_broadcast_i32x4(ctr),
         _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
     );
-    let mut ctrs = Counters::new(base, rk[0]);
+    let mut ctrs = Counters::new(base, rk[0], public);
     let none = [_mm512_setzero_si512(); VECS];
     let mut off = 0;
 
