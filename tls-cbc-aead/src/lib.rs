@@ -33,7 +33,10 @@
 //! ```
 //!
 //! Constant time is checked under valgrind memcheck by `tests/ct_valgrind.rs`, run through
-//! `ct-check.sh`.
+//! `ct-check.sh`. valgrind cannot execute AVX-512, so there SHA-384 keys use the sha2
+//! crate's compression; on CPUs with AVX-512VL they use this crate's own (`sha512_x86`,
+//! chosen once per key), which is straight-line code with no data-dependent branch or
+//! memory index, outside the valgrind check.
 //!
 //! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
 //! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see
