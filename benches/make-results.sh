@@ -5,8 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash benches/setup.sh
-
 bash "$(dirname "$0")/setup.sh"
 cargo build --release -p benches --bin speed --features full
 speed="${CARGO_TARGET_DIR:-target}/release/speed"
@@ -63,6 +61,9 @@ openssl_v=$(openssl version 2>/dev/null || echo "unknown")
     echo "picks on this CPU; \`ours-<backend>\` forces one with \`AesGcm::new_with_backend\`. \`AES-CTR only\` is"
     echo "our AES-CTR loop without GHASH (\`GcmKey::ctr32_apply_keystream\`, same AES code), the roofline."
     echo "Open is timed without re-copying the ciphertext: under a fixed key and nonce, two tags alternate."
+    echo "RustCrypto's \`aes\` crate (0.9) runs its CTR keystream on VAES-512 on this CPU; \`ours-aesni\` is"
+    echo "our 128-bit AES-NI kernel, so \`ours-aesni / rustcrypto\` sets a 128-bit stitched kernel against a"
+    echo "peer whose AES half is 512 bits wide (its GHASH half, polyval, is 128-bit PCLMULQDQ)."
     echo
     echo "## Targets"
     echo
