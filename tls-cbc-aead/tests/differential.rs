@@ -142,14 +142,22 @@ fn check_suite<A: AeadInOut + KeyInit>(suite: Suite, seed: u64) {
             pad_len = pad_len % 256 + 1;
         }
         let record = suite.cbc_encrypt(enc_key, &iv, &suite.encode(mac_key, &ad, &pt, pad_len));
-        assert_eq!(open_with(&a, &iv, &ad, &record), Some(pt.clone()), "{suite:?} {len}");
+        assert_eq!(
+            open_with(&a, &iv, &ad, &record),
+            Some(pt.clone()),
+            "{suite:?} {len}"
+        );
         accepted += 1;
         for _ in 0..4 {
             let mut r = record.clone();
             let at = rng.below(r.len());
             r[at] ^= 1 << rng.below(8);
             let want = suite.open(&key, &iv, &ad, &r);
-            assert_eq!(open_with(&a, &iv, &ad, &r), want, "{suite:?} {len} tampered");
+            assert_eq!(
+                open_with(&a, &iv, &ad, &r),
+                want,
+                "{suite:?} {len} tampered"
+            );
             if want.is_some() {
                 accepted += 1;
             } else {
