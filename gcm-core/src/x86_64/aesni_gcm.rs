@@ -25,63 +25,7 @@ use core::arch::x86_64::*;
 const BLOCKS: usize = 8;
 const CHUNK: usize = 16 * BLOCKS;
 
-// The entry points are written out rather than made by `kernel_entry_points!`: they take
-// whether the nonce is 96 bits long, the public fact that picks the XOR-stepped counters
-// (see `Counters`). The counter itself cannot decide: for other nonce lengths it is
-// derived from the hash key, and a branch on it would leak.
-
-/// AES-CTR (32-bit counter) from `counter_block`, no hashing: the bulk loop without GHASH.
-/// Always with the general counters (the fast ones need a first counter of 2 mod 8), so
-/// `_public` changes nothing here.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
-#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn ctr(
-    key: &HwKey,
-    _t: AesNiToken,
-    counter_block: &[u8; 16],
-    _public: bool,
-    io: InOut,
-) {
-    let ctr = bswap(load16(counter_block));
-    let x = _mm_setzero_si128();
-    // SAFETY: forwarded contract; the token proves the features. The caller's counter
-    // may be secret-derived, so the general counters are used.
-    unsafe {
-        match key.aes.rounds {
-            10 => bulk::<10, true, false>(key, ctr, false, x, io),
-            12 => bulk::<12, true, false>(key, ctr, false, x, io),
-            _ => bulk::<14, true, false>(key, ctr, false, x, io),
-        };
-    }
-}
-
-/// Encrypts (`ENC`) or decrypts `io` and returns the full tag (that the ciphertext
-/// should carry, when decrypting); `nonce96` says whether `J0` came from a 96-bit nonce
-/// (its first data counter is then 2). Picks the kernel monomorphised for the key's round
-/// count, so that its loops unroll.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
-#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) unsafe fn seal_or_open<const ENC: bool>(
-    key: &HwKey,
-    t: AesNiToken,
-    j0: &[u8; 16],
-    nonce96: bool,
-    aad: &[u8],
-    io: InOut,
-) -> [u8; 16] {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match key.aes.rounds {
-            10 => gcm::<10, ENC>(key, t, j0, nonce96, aad, io),
-            12 => gcm::<12, ENC>(key, t, j0, nonce96, aad, io),
-            _ => gcm::<14, ENC>(key, t, j0, nonce96, aad, io),
-        }
-    }
-}
+kernel_entry_points!(AesNiToken, "aes,pclmulqdq,ssse3,sse4.1");
 
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
 unsafe fn gcm<const NR: usize, const ENC: bool>(
@@ -231,7 +175,8 @@ unsafe fn store8(io: InOut, off: usize, v: &[__m128i; BLOCKS]) {
 
 /// CTR over all of `io` starting at the (byte-reversed) counter `ctr`; when `HASH`,
 /// GHASH of the ciphertext (output if `ENC`, input otherwise) continuing from `x`.
-/// `fast` (public, and only if `ctr` is 2 mod 8) picks the XOR-stepped counters.
+/// When the counter is `public`, and only then, its value may pick the XOR-stepped
+/// counters (it must be 2 mod 8, as a 96-bit nonce's first data counter is).
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
@@ -239,10 +184,11 @@ unsafe fn store8(io: InOut, off: usize, v: &[__m128i; BLOCKS]) {
 unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     key: &HwKey,
     ctr: __m128i,
-    fast: bool,
+    public: bool,
     x: __m128i,
     io: InOut,
 ) -> __m128i {
+    let fast = public && _mm_cvtsi128_si32(ctr) & 7 == 2;
     // SAFETY: forwarded contract.
     let (mut x, ctr, off) = unsafe {
         if fast {
@@ -409,9 +355,10 @@ mod tests {
     use super::*;
 
     /// Decrypts (AES-128, AES-192) or encrypts (AES-256) `buf` in place from the block
-    /// counter `start`, returning the hash, with the fast or the general counters.
+    /// counter `start`, returning the hash, with the fast counters if `public` (the
+    /// starts are 2 mod 8) or the general ones.
     #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-    fn run(hk: &HwKey, start: u32, fast: bool, buf: &mut [u8]) -> [u8; 16] {
+    fn run(hk: &HwKey, start: u32, public: bool, buf: &mut [u8]) -> [u8; 16] {
         // Native order: the block counter in the lowest lane, a nonce above it.
         let ctr = _mm_set_epi32(0x5a5a_5a5a, 0x5a5a_5a5a, 0x5a5a_5a5a, start as i32);
         let x = _mm_setzero_si128();
@@ -419,9 +366,9 @@ mod tests {
         let x = unsafe {
             let io = InOut::new(buf.as_ptr(), buf.as_mut_ptr(), buf.len());
             match hk.aes.rounds {
-                10 => bulk::<10, false, true>(hk, ctr, fast, x, io),
-                12 => bulk::<12, false, true>(hk, ctr, fast, x, io),
-                _ => bulk::<14, true, true>(hk, ctr, fast, x, io),
+                10 => bulk::<10, false, true>(hk, ctr, public, x, io),
+                12 => bulk::<12, false, true>(hk, ctr, public, x, io),
+                _ => bulk::<14, true, true>(hk, ctr, public, x, io),
             }
         };
         let mut out = [0u8; 16];
