@@ -19,7 +19,9 @@
 //! aggregated multiplication by `H^n ... H^1`.
 
 use super::clmul::{self, Wide, bswap};
-use super::{AesNiToken, HPowers, HwKey, InOut, aes_ni, load16, read_tail, store16, write_tail};
+use super::{
+    AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, load16, read_tail, store16, write_tail,
+};
 use core::arch::x86_64::*;
 
 const BLOCKS: usize = 8;
@@ -42,11 +44,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
     let x = unsafe { bulk::<NR, ENC, true>(key, ctr, nonce96, x, io) };
-    let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
-    let s = clmul::mont_mul(_mm_xor_si128(x, lens), key.h.0[HPowers::COUNT - 1]);
-    let mut tag = [0u8; 16];
-    store16(&mut tag, _mm_xor_si128(bswap(s), tag_mask));
-    tag
+    finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
 }
 
 /// The whitened counter blocks of successive 8-block batches.
@@ -59,8 +57,9 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
 /// `W(8q) ^ 2 ... W(8q) ^ 7, W(8q + 8), W(8q + 8) ^ 1`: one XOR per block, plus three
 /// operations for `W(8q + 8)`, which is also the next batch's `W(8q)`. The additions stay
 /// in the native (byte-reversed) form, so the 32-bit wrap of GCM's counter is kept.
-/// `FAST` is chosen by the nonce length (public), never by the counter's value, which
-/// for other nonce lengths is derived from the hash key.
+/// `FAST` may look at the counter's value only when the counter is public (a 96-bit
+/// nonce, or the CTR entry point); for other nonce lengths it is derived from the hash
+/// key, and the general form runs without looking (see `bulk`).
 #[derive(Clone, Copy)]
 struct Counters<const FAST: bool> {
     /// The next batch's first counter (general), or its multiple of 8, `8q` (fast).

@@ -256,6 +256,36 @@ pub(crate) fn store16(b: &mut [u8; 16], v: __m128i) {
     unsafe { core::arch::x86_64::_mm_storeu_si128(b.as_mut_ptr().cast(), v) }
 }
 
+/// GHASH's last block, the bit lengths of the associated data and the ciphertext, in
+/// mirrored form.
+#[inline]
+#[target_feature(enable = "sse2")]
+pub(crate) fn lengths_block(aad_len: usize, len: usize) -> __m128i {
+    core::arch::x86_64::_mm_set_epi64x((aad_len as i64) << 3, (len as i64) << 3)
+}
+
+/// The tag, from `x`, the hash (mirrored form) of the associated data and ciphertext:
+/// the lengths block folded in and one last multiplication by `H`, byte order restored,
+/// masked with `tag_mask = E(J0)`. The same for every kernel.
+#[inline]
+#[target_feature(enable = "pclmulqdq,ssse3")]
+pub(crate) fn finish_tag(
+    h: &HPowers,
+    x: __m128i,
+    aad_len: usize,
+    len: usize,
+    tag_mask: __m128i,
+) -> [u8; 16] {
+    use core::arch::x86_64::_mm_xor_si128;
+    let s = clmul::mont_mul(
+        _mm_xor_si128(x, lengths_block(aad_len, len)),
+        h.0[HPowers::COUNT - 1],
+    );
+    let mut tag = [0u8; 16];
+    store16(&mut tag, _mm_xor_si128(clmul::bswap(s), tag_mask));
+    tag
+}
+
 /// GHASH from zero over each part, each zero-padded, as a block in byte form (used for
 /// `J0` of nonces that are not 96 bits long).
 pub(crate) fn ghash_parts(h: &HPowers, _token: AesNiToken, parts: &[&[u8]]) -> [u8; 16] {

@@ -9,8 +9,10 @@
 //! masks and no three-way XOR: the final partial chunk goes through a 128-byte stack
 //! buffer, and XORs come in pairs.
 
-use super::clmul::{self, bswap, bswap_mask};
-use super::{HPowers, HwKey, InOut, Vaes256Token, aes_ni, load16, read_tail, store16, write_tail};
+use super::clmul::{bswap, bswap_mask};
+use super::{
+    HPowers, HwKey, InOut, Vaes256Token, aes_ni, finish_tag, load16, read_tail, write_tail,
+};
 use core::arch::x86_64::*;
 
 const VECS: usize = 4;
@@ -57,11 +59,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
     let x = unsafe { bulk::<NR, ENC, true>(key, ctr, nonce96, x, io) };
-    let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
-    let s = clmul::mont_mul(_mm_xor_si128(x, lens), key.h.0[HPowers::COUNT - 1]);
-    let mut tag = [0u8; 16];
-    store16(&mut tag, _mm_xor_si128(bswap(s), tag_mask));
-    tag
+    finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
 }
 
 /// An unreduced sum of lane-wise products.

@@ -33,9 +33,11 @@
 //! before hashing. The associated data goes through the same 16-blocks-per-reduction
 //! loop and masked tail, without the AES.
 
-use super::clmul::{self, bswap, bswap_mask};
+use super::clmul::{bswap, bswap_mask};
 use super::counters::Counters;
-use super::{HPowers, HwKey, InOut, Vaes512Token, aes_ni, load16, store16};
+use super::{
+    HPowers, HwKey, InOut, Vaes512Token, aes_ni, finish_tag, lengths_block, load16, store16,
+};
 use core::arch::x86_64::*;
 
 const VECS: usize = 4;
@@ -101,11 +103,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
     let x = unsafe { bulk::<NR, ENC, true>(key, ctr, nonce96, x, io) };
-    let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
-    let s = clmul::mont_mul(_mm_xor_si128(x, lens), key.h.0[HPowers::COUNT - 1]);
-    let mut tag = [0u8; 16];
-    store16(&mut tag, _mm_xor_si128(bswap(s), tag_mask));
-    tag
+    finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
 }
 
 /// Associated data that fits one vector, and messages that fit three, take the short path.
@@ -146,7 +144,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
         let a = unsafe { _mm512_maskz_loadu_epi8(byte_mask(aad.len(), 0), aad.as_ptr().cast()) };
         w.mul_add(bswap512(a), powers(first));
     }
-    let lens = _mm_set_epi64x((aad.len() as i64) << 3, (io.len as i64) << 3);
+    let lens = lengths_block(aad.len(), io.len);
     w.mul_add(
         _mm512_zextsi128_si512(lens),
         _mm512_zextsi128_si512(h.0[HPowers::COUNT - 1]),
