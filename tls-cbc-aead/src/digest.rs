@@ -58,9 +58,12 @@ pub(crate) trait HashAlg {
     /// Writes the first [`Self::OUTPUT_LEN`] bytes of the big-endian chaining value.
     fn write_digest(state: &Self::State, out: &mut [u8]);
 
-    /// Whether [`Self::hash_and_encrypt`] does anything.
+    /// Whether [`Self::hash_and_encrypt`] runs with this engine (which then also proves
+    /// the CPU features it needs, but AES-NI).
     #[cfg(target_arch = "x86_64")]
-    const STITCHED: bool = false;
+    fn stitches(_engine: Self::Engine) -> bool {
+        false
+    }
 
     /// Seal's inner hash with AES-256-CBC encryption stitched in (see `stitch`), for the
     /// hashes that have it: compresses the whole blocks of `head || data` and encrypts
@@ -226,7 +229,10 @@ impl HashAlg for Sha384 {
     }
 
     #[cfg(target_arch = "x86_64")]
-    const STITCHED: bool = true;
+    fn stitches(engine: Sha512Engine) -> bool {
+        // `stitch` runs on `sha512_x86`'s compression, with the same features.
+        engine == Sha512Engine::X86
+    }
 
     #[cfg(target_arch = "x86_64")]
     unsafe fn hash_and_encrypt(

@@ -54,7 +54,7 @@ impl<H: HashAlg> HmacKey<H> {
             inner,
             outer,
             open_path: crate::record::OpenPath::detect(),
-            seal_path: crate::record::SealPath::detect::<H>(),
+            seal_path: crate::record::SealPath::for_engine::<H>(engine),
         }
     }
 

@@ -75,9 +75,9 @@ fn mac_record_and_encrypt<C: CbcCipher, H: HashAlg>(
         cipher.aes256_round_keys(),
         <&mut [u8; 16]>::try_from(iv.as_mut()),
     ) {
-        // SAFETY: `SealPath::Stitched` is only made by `SealPath::detect` on a CPU with
-        // AVX2, BMI1, BMI2 and AVX-512F/VL; round keys are only handed out by AES-NI
-        // back ends.
+        // SAFETY: `SealPath::Stitched` is only made for an engine that `HashAlg::engine`
+        // picked on a CPU with AVX2, BMI1, BMI2 and AVX-512F/VL; round keys are only
+        // handed out by AES-NI back ends.
         return unsafe { mac.mac_record_encrypting(ad, data, rk, iv, out) };
     }
     mac.mac_record(ad, data, out);
@@ -94,17 +94,17 @@ pub(crate) enum SealPath {
 }
 
 impl SealPath {
-    pub(crate) fn detect<H: HashAlg>() -> Self {
+    /// Stitched when the key's hash engine can run the stitched kernel: that engine was
+    /// itself chosen for this CPU's features (see [`HashAlg::engine`]).
+    pub(crate) fn for_engine<H: HashAlg>(engine: H::Engine) -> Self {
         #[cfg(target_arch = "x86_64")]
-        if H::STITCHED && stitch_cpuid::get() {
+        if H::stitches(engine) {
             return SealPath::Stitched;
         }
+        let _ = engine;
         SealPath::Plain
     }
 }
-
-#[cfg(target_arch = "x86_64")]
-cpufeatures::new!(stitch_cpuid, "avx2", "bmi1", "bmi2", "avx512f", "avx512vl");
 
 /// Opens the record in `buffer`, chaining from `iv`; on success `buffer` holds the
 /// plaintext, on any failure it is empty (and what was decrypted has been zeroed).
