@@ -95,6 +95,7 @@ pub(crate) enum Sha384 {}
 
 /// The SHA-512 compression a SHA-384 key uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
 pub(crate) enum Sha512Engine {
     /// The sha2 crate's.
     #[default]

@@ -87,6 +87,7 @@ fn mac_record_and_encrypt<C: CbcCipher, H: HashAlg>(
 /// Whether seal may hide CBC encryption in the MAC's hash (`stitch`): chosen once, when
 /// the key is made; used when the cipher is also on AES-NI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum SealPath {
     Plain,
     #[cfg(target_arch = "x86_64")]
@@ -127,6 +128,7 @@ pub(crate) fn open<C: CbcCipher, H: HashAlg>(
 /// The build of [`open`] a key uses: chosen once, when the key is made, so that opening a
 /// record checks nothing about the CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum OpenPath {
     Baseline,
     #[cfg(target_arch = "x86_64")]
