@@ -2,12 +2,21 @@
 //! vector AES and carry-less multiply instructions but not AVX-512 (AMD Zen 3, Intel
 //! Alder Lake and later client parts), or whose OS does not enable AVX-512 state.
 //!
-//! The design is that of the 512-bit kernel (see `vaes512_gcm`) at half the width: each
-//! iteration takes 8 blocks as four 256-bit vectors of two blocks, the AES rounds of the
-//! four counter vectors interleaved with the lane-wise multiplication of 8 ciphertext
-//! blocks by `H^8..H^1`, one reduction per iteration. Without AVX-512 there are no byte
-//! masks and no three-way XOR: the final partial chunk goes through a 128-byte stack
-//! buffer, and XORs come in pairs.
+//! The design is that of the 512-bit kernel (see `vaes512_gcm`) at half the width, with
+//! one difference: each iteration takes 16 blocks as eight 256-bit vectors of two blocks,
+//! not four. A 256-bit `VAESENC` has a latency of three cycles and two units can take
+//! one each per cycle, so six or more independent AES chains are needed to keep them busy;
+//! with four, each iteration's rounds wait on each other (A/B on Sapphire Rapids: AES-128
+//! seal +10%). The AES rounds of the eight counter vectors are interleaved with the
+//! lane-wise multiplication of 16 ciphertext blocks by `H^16..H^1`, one per round, with
+//! one reduction per iteration. A last chunk of 8 blocks takes the four-vector version of
+//! the same loop body. Without AVX-512 there are no byte masks and no three-way XOR: the
+//! final partial chunk goes through a 128-byte stack buffer, and XORs come in pairs.
+//!
+//! Encryption hashes the ciphertext of two iterations back, read again from the output
+//! buffer, rather than the previous iteration's output still in registers: that would tie
+//! each iteration's multiplies to the last AES rounds of the one before, and take eight
+//! of the sixteen vector registers.
 
 use super::clmul::{bswap, bswap_mask};
 use super::{
@@ -188,21 +197,22 @@ fn counters<const N: usize>(ctr: __m256i, rk0: __m256i) -> [__m256i; N] {
     })
 }
 
-/// The counter blocks of the bulk loop: four vectors of two big-endian counter blocks,
-/// ready for AES, stepped by 8 blocks with one `VPADDD` per vector on the last byte of
-/// each block while that byte cannot carry (the first block's low byte at most 240), and
-/// rebuilt from the little-endian base otherwise. This saves four `VPSHUFB` per
-/// iteration on the shuffle port, which the carry-less multiplies already keep busy: at
-/// 256 bits that port, not AES, sets the pace. The test branches on the counter, so it
-/// is only made when the counter is public (a 96-bit nonce); otherwise every step
-/// rebuilds.
+/// The counter blocks of the bulk loop: eight vectors of two big-endian counter blocks,
+/// ready for AES, stepped by 16 blocks with one `VPADDD` per vector on the last byte of
+/// each block while that byte cannot carry (the first block's low byte at most 224), and
+/// rebuilt from the little-endian base otherwise. This saves eight `VPSHUFB` per
+/// iteration on the shuffle port, which the carry-less multiplies already keep busy. The
+/// test branches on the counter, so it is only made when the counter is public (a 96-bit
+/// nonce); otherwise every step rebuilds.
 struct Counters {
     /// Little-endian counters `c0, c0+1` (lowest dword counts).
     base: __m256i,
+    /// The first block's counter, `c0`.
+    c0: u32,
     /// Blocks since `base`.
     done: u32,
-    /// Big-endian blocks `c0+done .. c0+done+7`.
-    be: [__m256i; VECS],
+    /// Big-endian blocks `c0+done .. c0+done+15`.
+    be: [__m256i; 8],
     /// Whether the carry test may look at the counter.
     public: bool,
 }
@@ -213,6 +223,7 @@ impl Counters {
     fn new(base: __m256i, public: bool) -> Self {
         Self {
             base,
+            c0: _mm256_cvtsi256_si32(base) as u32,
             done: 0,
             be: Self::rebuild(base, 0),
             public,
@@ -221,7 +232,7 @@ impl Counters {
 
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn rebuild(base: __m256i, done: u32) -> [__m256i; VECS] {
+    fn rebuild(base: __m256i, done: u32) -> [__m256i; 8] {
         core::array::from_fn(|i| {
             bswap256(_mm256_add_epi32(
                 base,
@@ -230,24 +241,30 @@ impl Counters {
         })
     }
 
+    /// The next 16 counter blocks, whitened with round key 0; steps past them.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn whitened(&self, rk0: __m256i) -> [__m256i; VECS] {
-        self.be.map(|c| _mm256_xor_si256(c, rk0))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn step(&mut self, first_low_byte: u32) {
-        self.done = self.done.wrapping_add(8);
-        if !self.public {
-            self.be = Self::rebuild(self.base, self.done);
-        } else if first_low_byte <= 240 {
-            let carry_free = _mm256_set_epi32(8 << 24, 0, 0, 0, 8 << 24, 0, 0, 0);
+    fn next16(&mut self, rk0: __m256i) -> [__m256i; 8] {
+        let out = self.be.map(|c| _mm256_xor_si256(c, rk0));
+        let first_low_byte = self.c0.wrapping_add(self.done) & 0xff;
+        self.done = self.done.wrapping_add(16);
+        if self.public && first_low_byte <= 224 {
+            let carry_free = _mm256_set_epi32(16 << 24, 0, 0, 0, 16 << 24, 0, 0, 0);
             self.be = self.be.map(|c| _mm256_add_epi32(c, carry_free));
         } else {
             self.be = Self::rebuild(self.base, self.done);
         }
+        out
+    }
+
+    /// The next 8 counter blocks, whitened with round key 0; steps past them.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn next8(&mut self, rk0: __m256i) -> [__m256i; VECS] {
+        let out = core::array::from_fn(|i| _mm256_xor_si256(self.be[i], rk0));
+        self.done = self.done.wrapping_add(8);
+        self.be = Self::rebuild(self.base, self.done);
+        out
     }
 
     /// Little-endian counters for the tail: `c0+done, c0+done+1`.
@@ -284,12 +301,85 @@ fn stitched<const NR: usize, const HASH: bool, const N: usize>(
     (s, w)
 }
 
+/// 16 blocks per iteration: eight AES chains (see the module documentation).
+const WIDE: usize = 2 * CHUNK;
+
+/// Rounds 1 to NR of eight counter vectors, XORed with `input` in the last round; with
+/// `HASH`, the products of the eight vectors of `hash_in` with `hp`, one per round.
+#[inline]
+#[target_feature(enable = "vaes,vpclmulqdq,avx2")]
+fn stitched8<const NR: usize, const HASH: bool>(
+    rk: &[__m256i; 15],
+    mut s: [__m256i; 8],
+    input: &[__m256i; 8],
+    hash_in: &[__m256i; 8],
+    hp: &[__m256i; 8],
+) -> ([__m256i; 8], Wide) {
+    let mut w = Wide::zero();
+    for r in 1..NR {
+        for b in s.iter_mut() {
+            *b = _mm256_aesenc_epi128(*b, rk[r]);
+        }
+        if HASH && r <= 8 {
+            w.mul_add(hash_in[r - 1], hp[r - 1]);
+        }
+    }
+    for (b, i) in s.iter_mut().zip(input) {
+        *b = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(rk[NR], *i));
+    }
+    (s, w)
+}
+
+/// # Safety
+/// `off + WIDE` bytes readable at `p`.
+#[inline(always)]
+unsafe fn load8(p: *const u8, off: usize) -> [__m256i; 8] {
+    // SAFETY: the caller keeps `off + WIDE` inside the buffer.
+    core::array::from_fn(|i| unsafe { _mm256_loadu_si256(p.add(off + 32 * i).cast()) })
+}
+
+/// # Safety
+/// `off + WIDE <= io.len`.
+#[inline(always)]
+unsafe fn store8(io: InOut, off: usize, v: &[__m256i; 8]) {
+    for (i, b) in v.iter().enumerate() {
+        // SAFETY: the caller keeps `off + WIDE` inside the output.
+        unsafe { _mm256_storeu_si256(io.dst.add(off + 32 * i).cast(), *b) };
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn hash_input8(v: &[__m256i; 8], x: __m128i) -> [__m256i; 8] {
+    let mut d = v.map(|b| bswap256(b));
+    d[0] = with_x(d[0], x);
+    d
+}
+
+/// `H^16 H^15` .. `H^2 H^1`.
+#[inline]
+#[target_feature(enable = "avx")]
+fn powers16(h: &HPowers) -> [__m256i; 8] {
+    // SAFETY: indices 0..16 of a 19-entry table, eight 32-byte loads.
+    core::array::from_fn(|i| unsafe { _mm256_loadu_si256(h.0.as_ptr().add(2 * i).cast()) })
+}
+
 /// # Safety
 /// `off + CHUNK <= io.len`.
 #[inline(always)]
 unsafe fn load4(io: InOut, off: usize) -> [__m256i; VECS] {
     // SAFETY: the caller keeps `off + CHUNK` inside the input.
     core::array::from_fn(|i| unsafe { _mm256_loadu_si256(io.src.add(off + 32 * i).cast()) })
+}
+
+/// Reads back output this call has already written.
+///
+/// # Safety
+/// `off + CHUNK <= io.len`, and those output bytes have been written.
+#[inline(always)]
+unsafe fn load4_out(io: InOut, off: usize) -> [__m256i; VECS] {
+    // SAFETY: the caller keeps `off + CHUNK` inside the output, which it has written.
+    core::array::from_fn(|i| unsafe { _mm256_loadu_si256(io.dst.add(off + 32 * i).cast()) })
 }
 
 /// # Safety
@@ -333,54 +423,80 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         _mm256_broadcastsi128_si256(ctr),
         _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0),
     );
-    // The first block's counter, to know when a step carries (see `Counters`); only
-    // looked at when it is public.
-    let c0 = _mm_cvtsi128_si32(ctr) as u32;
     let mut ctrs = Counters::new(base, public);
     let none = [_mm256_setzero_si256(); VECS];
     let mut off = 0;
 
+    let hp16 = powers16(&key.h);
     if ENC && HASH {
-        if io.len >= CHUNK {
-            // SAFETY: `CHUNK <= io.len`.
-            let input = unsafe { load4(io, 0) };
-            let (mut pending, _) =
-                stitched::<NR, false, VECS>(&rk, ctrs.whitened(rk[0]), &input, &none, &hp);
+        // Two iterations without hashing, then each hashes the output of two back (see
+        // the module documentation).
+        while off + WIDE <= io.len && off < 2 * WIDE {
+            // SAFETY: `off + WIDE <= io.len`.
+            let input = unsafe { load8(io.src, off) };
+            let out = stitched8::<NR, false>(&rk, ctrs.next16(rk[0]), &input, &input, &hp16).0;
             // SAFETY: as above.
-            unsafe { store4(io, 0, &pending) };
-            ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
-            off = CHUNK;
-            while off + CHUNK <= io.len {
-                let hash_in = hash_input(&pending, x);
-                // SAFETY: `off + CHUNK <= io.len`.
-                let input = unsafe { load4(io, off) };
-                let (out, w) =
-                    stitched::<NR, true, VECS>(&rk, ctrs.whitened(rk[0]), &input, &hash_in, &hp);
-                // SAFETY: as above.
-                unsafe { store4(io, off, &out) };
-                x = w.reduce();
-                ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
-                off += CHUNK;
-                pending = out;
-            }
-            x = hash8(&hp, x, &pending);
+            unsafe { store8(io, off, &out) };
+            off += WIDE;
         }
-    } else {
-        while off + CHUNK <= io.len {
+        let mut hashed = 0;
+        while off + WIDE <= io.len {
+            // SAFETY: `off + WIDE <= io.len`, and `hashed + 2 * WIDE == off`: output
+            // written two iterations ago.
+            let (input, back) = unsafe { (load8(io.src, off), load8(io.dst, hashed)) };
+            let hash_in = hash_input8(&back, x);
+            let (out, w) = stitched8::<NR, true>(&rk, ctrs.next16(rk[0]), &input, &hash_in, &hp16);
+            // SAFETY: as above.
+            unsafe { store8(io, off, &out) };
+            x = w.reduce();
+            hashed += WIDE;
+            off += WIDE;
+        }
+        if off + CHUNK <= io.len {
             // SAFETY: `off + CHUNK <= io.len`.
             let input = unsafe { load4(io, off) };
+            let (out, _) = stitched::<NR, false, VECS>(&rk, ctrs.next8(rk[0]), &input, &none, &hp);
+            // SAFETY: as above.
+            unsafe { store4(io, off, &out) };
+            off += CHUNK;
+        }
+        while hashed < off {
+            // SAFETY: written above.
+            x = hash8(&hp, x, &unsafe { load4_out(io, hashed) });
+            hashed += CHUNK;
+        }
+    } else {
+        while off + WIDE <= io.len {
+            // SAFETY: `off + WIDE <= io.len`.
+            let input = unsafe { load8(io.src, off) };
+            let s = ctrs.next16(rk[0]);
+            let out = if HASH {
+                let hash_in = hash_input8(&input, x);
+                let (out, w) = stitched8::<NR, true>(&rk, s, &input, &hash_in, &hp16);
+                x = w.reduce();
+                out
+            } else {
+                stitched8::<NR, false>(&rk, s, &input, &input, &hp16).0
+            };
+            // SAFETY: as above.
+            unsafe { store8(io, off, &out) };
+            off += WIDE;
+        }
+        if off + CHUNK <= io.len {
+            // SAFETY: `off + CHUNK <= io.len`.
+            let input = unsafe { load4(io, off) };
+            let s = ctrs.next8(rk[0]);
             let (out, w) = if HASH {
                 let hash_in = hash_input(&input, x);
-                stitched::<NR, true, VECS>(&rk, ctrs.whitened(rk[0]), &input, &hash_in, &hp)
+                stitched::<NR, true, VECS>(&rk, s, &input, &hash_in, &hp)
             } else {
-                stitched::<NR, false, VECS>(&rk, ctrs.whitened(rk[0]), &input, &none, &hp)
+                stitched::<NR, false, VECS>(&rk, s, &input, &none, &hp)
             };
             // SAFETY: as above.
             unsafe { store4(io, off, &out) };
             if HASH {
                 x = w.reduce();
             }
-            ctrs.step(c0.wrapping_add(ctrs.done) & 0xff);
             off += CHUNK;
         }
     }
