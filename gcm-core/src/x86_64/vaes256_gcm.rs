@@ -198,72 +198,110 @@ fn counters<const N: usize>(ctr: __m256i, rk0: __m256i) -> [__m256i; N] {
 }
 
 /// The counter blocks of the bulk loop: eight vectors of two big-endian counter blocks,
-/// ready for AES, stepped by 16 blocks with one `VPADDD` per vector on the last byte of
-/// each block while that byte cannot carry (the first block's low byte at most 224), and
-/// rebuilt from the little-endian base otherwise. This saves eight `VPSHUFB` per
-/// iteration on the shuffle port, which the carry-less multiplies already keep busy. The
-/// test branches on the counter, so it is only made when the counter is public (a 96-bit
-/// nonce); otherwise every step rebuilds.
+/// kept whitened with round key 0 and stepped by 16 blocks with one XOR per vector, as in
+/// the 512-bit kernel (see `counters` for why `x ^ (x + 16)` depends only on `x >> 4`).
+/// Here the loop starts at counter 2 (a 96-bit nonce's first block), so blocks 0..13 of
+/// an iteration share `q = x >> 4` and blocks 14 and 15, all of the last vector, share
+/// `q + 1`: the last vector takes the next delta. The deltas are read from a table
+/// indexed by `q mod 64`, two neighbouring rows, with constant offsets; the two steps in
+/// 64 where `q mod 64` reaches 62 or 63 (the run of ones may go on above bit 5) rebuild
+/// the plain way. Other starts, and counters that are not public (the table index
+/// would leak them; see `counters`), add, byte-swap and whiten at every step.
 struct Counters {
     /// Little-endian counters `c0, c0+1` (lowest dword counts).
     base: __m256i,
-    /// The first block's counter, `c0`.
-    c0: u32,
+    /// Round key 0 in both lanes.
+    rk0: __m256i,
     /// Blocks since `base`.
     done: u32,
-    /// Big-endian blocks `c0+done .. c0+done+15`.
-    be: [__m256i; 8],
-    /// Whether the carry test may look at the counter.
-    public: bool,
+    /// `q` of the current first block (only kept when stepping by XOR).
+    q: u32,
+    /// Whether to step by XOR.
+    by_xor: bool,
+    /// Big-endian blocks `c0+done .. c0+done+15`, whitened.
+    white: [__m256i; 8],
 }
+
+/// Row `j < 63`: `x ^ (x + 16)` for a counter `x` with `(x >> 4) mod 64 == j`, i.e.
+/// `(2^(t+1) - 1) << 4` with `t` the trailing ones of `j`, byte-swapped into dword 3 of
+/// both 128-bit lanes.
+#[repr(C, align(32))]
+struct DeltaRows([[u32; 8]; 63]);
+
+static DELTA_ROWS: DeltaRows = {
+    let mut t = [[0u32; 8]; 63];
+    let mut j = 0;
+    while j < 63 {
+        let ones = (j as u32).trailing_ones();
+        let d = (((1u32 << (ones + 1)) - 1) << 4).swap_bytes();
+        t[j][3] = d;
+        t[j][7] = d;
+        j += 1;
+    }
+    DeltaRows(t)
+};
 
 impl Counters {
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn new(base: __m256i, public: bool) -> Self {
+    fn new(base: __m256i, rk0: __m256i, public: bool) -> Self {
+        let (mut q, mut by_xor) = (0, false);
+        if public {
+            let first = _mm256_cvtsi256_si32(base) as u32;
+            by_xor = first & 15 == 2;
+            q = first >> 4;
+        }
         Self {
             base,
-            c0: _mm256_cvtsi256_si32(base) as u32,
+            rk0,
             done: 0,
-            be: Self::rebuild(base, 0),
-            public,
+            q,
+            by_xor,
+            white: Self::plain(base, 0, rk0),
         }
     }
 
+    /// The 16 blocks from `done` the plain way: add, byte swap, whiten.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn rebuild(base: __m256i, done: u32) -> [__m256i; 8] {
+    fn plain(base: __m256i, done: u32, rk0: __m256i) -> [__m256i; 8] {
         core::array::from_fn(|i| {
-            bswap256(_mm256_add_epi32(
-                base,
-                inc(done.wrapping_add(2 * i as u32) as i32),
-            ))
+            let le = _mm256_add_epi32(base, inc(done.wrapping_add(2 * i as u32) as i32));
+            _mm256_xor_si256(bswap256(le), rk0)
         })
     }
 
-    /// The next 16 counter blocks, whitened with round key 0; steps past them.
+    /// The next 16 counter blocks, whitened; steps past them.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn next16(&mut self, rk0: __m256i) -> [__m256i; 8] {
-        let out = self.be.map(|c| _mm256_xor_si256(c, rk0));
-        let first_low_byte = self.c0.wrapping_add(self.done) & 0xff;
+    fn next16(&mut self) -> [__m256i; 8] {
+        let out = self.white;
         self.done = self.done.wrapping_add(16);
-        if self.public && first_low_byte <= 224 {
-            let carry_free = _mm256_set_epi32(16 << 24, 0, 0, 0, 16 << 24, 0, 0, 0);
-            self.be = self.be.map(|c| _mm256_add_epi32(c, carry_free));
+        let j = (self.q & 63) as usize;
+        if self.by_xor && j < 62 {
+            // SAFETY: rows `j` and `j + 1 <= 62` of a 63-row, 32-byte-aligned table.
+            let (d1, d2) = unsafe {
+                let row = DELTA_ROWS.0.as_ptr().add(j).cast::<__m256i>();
+                (_mm256_load_si256(row), _mm256_load_si256(row.add(1)))
+            };
+            for w in &mut self.white[..7] {
+                *w = _mm256_xor_si256(*w, d1);
+            }
+            self.white[7] = _mm256_xor_si256(self.white[7], d2);
         } else {
-            self.be = Self::rebuild(self.base, self.done);
+            self.white = Self::plain(self.base, self.done, self.rk0);
         }
+        self.q = self.q.wrapping_add(1);
         out
     }
 
-    /// The next 8 counter blocks, whitened with round key 0; steps past them.
+    /// The next 8 counter blocks, whitened; steps past them (used once, at the end).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn next8(&mut self, rk0: __m256i) -> [__m256i; VECS] {
-        let out = core::array::from_fn(|i| _mm256_xor_si256(self.be[i], rk0));
+    fn next8(&mut self) -> [__m256i; VECS] {
+        let out = core::array::from_fn(|i| self.white[i]);
         self.done = self.done.wrapping_add(8);
-        self.be = Self::rebuild(self.base, self.done);
+        self.white = Self::plain(self.base, self.done, self.rk0);
         out
     }
 
@@ -423,7 +461,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         _mm256_broadcastsi128_si256(ctr),
         _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0),
     );
-    let mut ctrs = Counters::new(base, public);
+    let mut ctrs = Counters::new(base, rk[0], public);
     let none = [_mm256_setzero_si256(); VECS];
     let mut off = 0;
 
@@ -434,7 +472,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         while off + WIDE <= io.len && off < 2 * WIDE {
             // SAFETY: `off + WIDE <= io.len`.
             let input = unsafe { load8(io.src, off) };
-            let out = stitched8::<NR, false>(&rk, ctrs.next16(rk[0]), &input, &input, &hp16).0;
+            let out = stitched8::<NR, false>(&rk, ctrs.next16(), &input, &input, &hp16).0;
             // SAFETY: as above.
             unsafe { store8(io, off, &out) };
             off += WIDE;
@@ -445,7 +483,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             // written two iterations ago.
             let (input, back) = unsafe { (load8(io.src, off), load8(io.dst, hashed)) };
             let hash_in = hash_input8(&back, x);
-            let (out, w) = stitched8::<NR, true>(&rk, ctrs.next16(rk[0]), &input, &hash_in, &hp16);
+            let (out, w) = stitched8::<NR, true>(&rk, ctrs.next16(), &input, &hash_in, &hp16);
             // SAFETY: as above.
             unsafe { store8(io, off, &out) };
             x = w.reduce();
@@ -455,7 +493,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         if off + CHUNK <= io.len {
             // SAFETY: `off + CHUNK <= io.len`.
             let input = unsafe { load4(io, off) };
-            let (out, _) = stitched::<NR, false, VECS>(&rk, ctrs.next8(rk[0]), &input, &none, &hp);
+            let (out, _) = stitched::<NR, false, VECS>(&rk, ctrs.next8(), &input, &none, &hp);
             // SAFETY: as above.
             unsafe { store4(io, off, &out) };
             off += CHUNK;
@@ -469,7 +507,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         while off + WIDE <= io.len {
             // SAFETY: `off + WIDE <= io.len`.
             let input = unsafe { load8(io.src, off) };
-            let s = ctrs.next16(rk[0]);
+            let s = ctrs.next16();
             let out = if HASH {
                 let hash_in = hash_input8(&input, x);
                 let (out, w) = stitched8::<NR, true>(&rk, s, &input, &hash_in, &hp16);
@@ -485,7 +523,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         if off + CHUNK <= io.len {
             // SAFETY: `off + CHUNK <= io.len`.
             let input = unsafe { load4(io, off) };
-            let s = ctrs.next8(rk[0]);
+            let s = ctrs.next8();
             let (out, w) = if HASH {
                 let hash_in = hash_input(&input, x);
                 stitched::<NR, true, VECS>(&rk, s, &input, &hash_in, &hp)
