@@ -19,6 +19,7 @@
 //! of the sixteen vector registers.
 
 use super::clmul::{bswap, bswap_mask};
+use super::counters::{DELTA_ROWS, DeltaRows};
 use super::{
     HPowers, HwKey, InOut, Vaes256Token, aes_ni, finish_tag, load16, read_tail, write_tail,
 };
@@ -199,14 +200,9 @@ fn counters<const N: usize>(ctr: __m256i, rk0: __m256i) -> [__m256i; N] {
 
 /// The counter blocks of the bulk loop: eight vectors of two big-endian counter blocks,
 /// kept whitened with round key 0 and stepped by 16 blocks with one XOR per vector, as in
-/// the 512-bit kernel (see `counters` for why `x ^ (x + 16)` depends only on `x >> 4`).
-/// Here the loop starts at counter 2 (a 96-bit nonce's first block), so blocks 0..13 of
-/// an iteration share `q = x >> 4` and blocks 14 and 15, all of the last vector, share
-/// `q + 1`: the last vector takes the next delta. The deltas are read from a table
-/// indexed by `q mod 64`, two neighbouring rows, with constant offsets; the two steps in
-/// 64 where `q mod 64` reaches 62 or 63 (the run of ones may go on above bit 5) rebuild
-/// the plain way. Other starts, and counters that are not public (the table index
-/// would leak them; see `counters`), add, byte-swap and whiten at every step.
+/// the 512-bit kernel and with its table (see `counters`): starting at counter 2, blocks
+/// 14 and 15, all of the last vector, take the second delta. Other starts, and counters
+/// that are not public, add, byte-swap and whiten at every step.
 struct Counters {
     /// Little-endian counters `c0, c0+1` (lowest dword counts).
     base: __m256i,
@@ -221,25 +217,6 @@ struct Counters {
     /// Big-endian blocks `c0+done .. c0+done+15`, whitened.
     white: [__m256i; 8],
 }
-
-/// Row `j < 63`: `x ^ (x + 16)` for a counter `x` with `(x >> 4) mod 64 == j`, i.e.
-/// `(2^(t+1) - 1) << 4` with `t` the trailing ones of `j`, byte-swapped into dword 3 of
-/// both 128-bit lanes.
-#[repr(C, align(32))]
-struct DeltaRows([[u32; 8]; 63]);
-
-static DELTA_ROWS: DeltaRows = {
-    let mut t = [[0u32; 8]; 63];
-    let mut j = 0;
-    while j < 63 {
-        let ones = (j as u32).trailing_ones();
-        let d = (((1u32 << (ones + 1)) - 1) << 4).swap_bytes();
-        t[j][3] = d;
-        t[j][7] = d;
-        j += 1;
-    }
-    DeltaRows(t)
-};
 
 impl Counters {
     #[inline]
@@ -278,10 +255,10 @@ impl Counters {
         let out = self.white;
         self.done = self.done.wrapping_add(16);
         let j = (self.q & 63) as usize;
-        if self.by_xor && j < 62 {
-            // SAFETY: rows `j` and `j + 1 <= 62` of a 63-row, 32-byte-aligned table.
+        if self.by_xor && j <= DeltaRows::LAST_FAST {
+            // SAFETY: rows `j` and `j + 1 < 63` of the table, 32-byte aligned.
             let (d1, d2) = unsafe {
-                let row = DELTA_ROWS.0.as_ptr().add(j).cast::<__m256i>();
+                let row = DELTA_ROWS.row(j).cast::<__m256i>();
                 (_mm256_load_si256(row), _mm256_load_si256(row.add(1)))
             };
             for w in &mut self.white[..7] {
