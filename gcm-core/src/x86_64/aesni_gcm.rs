@@ -3,8 +3,8 @@
 //! The bulk loop takes 8 blocks per iteration and runs the AES rounds of those blocks
 //! with the GHASH multiplications of 8 ciphertext blocks woven between them (see
 //! [`batches`]). Decryption hashes the ciphertext it is about to decrypt (it is input);
-//! encryption hashes the previous iteration's output, one iteration behind, and hashes
-//! the last 8 blocks after the loop.
+//! encryption hashes its output two batches behind, read back from the output buffer,
+//! and hashes the last two batches after the loop.
 //!
 //! The loop is bound by throughput, not latency: on the core it was tuned on (two AES
 //! units and one carry-less multiplier on three vector ports, which every XOR, shuffle
@@ -253,24 +253,33 @@ unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST
     if io.len < CHUNK {
         return (x, ctr, 0);
     }
-    // Encryption hashes its output one iteration late: `pending` is the last ciphertext.
-    let mut pending = [_mm_setzero_si128(); BLOCKS];
+    // Encryption hashes its output two batches late, reading it back from the output:
+    // hashing the batch before would make its multiplies wait for that batch's last
+    // rounds, and keeping it in registers would take 8 of the 16.
+    let mut hashed = 0;
     if ENC && HASH {
-        // SAFETY: `CHUNK <= io.len`.
-        let input = unsafe { load8(io, 0) };
-        pending = aes8::<NR>(rk, counters.next(), &input);
-        // SAFETY: as above.
-        unsafe { store8(io, 0, &pending) };
-        off = CHUNK;
+        while off + CHUNK <= io.len && off < 2 * CHUNK {
+            // SAFETY: `off + CHUNK <= io.len`.
+            let input = unsafe { load8(io, off) };
+            let out = aes8::<NR>(rk, counters.next(), &input);
+            // SAFETY: as above.
+            unsafe { store8(io, off, &out) };
+            off += CHUNK;
+        }
     }
-    // One batch: the products of `hash_in` by the 8 powers from index `$pw` go into
+    // One batch: the products of the hash input by the 8 powers from index `$pw` go into
     // `$w`; `$with_x` adds `X` to the first block, `$reduce` reduces `$w` into `X`.
-    // A macro rather than a function, so that the body is always inlined.
+    // A macro rather than a function, so that the body is always inlined. Input blocks
+    // are loaded where they are used: the hash input through `unshared`, so that on
+    // decryption the two loads of a block are not merged into one value held across
+    // the rounds.
     macro_rules! batch {
         ($w:ident, $pw:expr, $with_x:expr, $reduce:expr) => {{
-            // SAFETY: the caller checked `off + CHUNK <= io.len`.
-            let input = unsafe { load8(io, off) };
-            let hash_in = if ENC { pending } else { input };
+            let hash_src = if ENC {
+                io.dst.cast_const().wrapping_add(hashed)
+            } else {
+                io.src.wrapping_add(off)
+            };
             let mut s = counters.next();
             for r in 1..NR {
                 for b in s.iter_mut() {
@@ -279,7 +288,12 @@ unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST
                 if HASH && r <= BLOCKS {
                     // Rounds 1..7 take blocks 1..7, round 8 block 0 (the one with `X`).
                     let j = r % BLOCKS;
-                    let mut a = bswap(hash_in[j]);
+                    // SAFETY: block `j` of a whole batch: of the input at `off` (the
+                    // caller checked `off + CHUNK <= io.len`), or of output written two
+                    // batches ago (`hashed + 2 * CHUNK == off`).
+                    let mut a = bswap(unsafe {
+                        _mm_loadu_si128(unshared(hash_src.wrapping_add(16 * j)).cast())
+                    });
                     if $with_x && j == 0 {
                         a = _mm_xor_si128(a, x);
                     }
@@ -290,15 +304,17 @@ unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST
                     }
                 }
             }
-            for (b, i) in s.iter_mut().zip(&input) {
-                *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], *i));
+            for (i, b) in s.iter_mut().enumerate() {
+                // SAFETY: as above.
+                let input = unsafe { _mm_loadu_si128(io.src.add(off + 16 * i).cast()) };
+                *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], input));
             }
             // SAFETY: as above.
             unsafe { store8(io, off, &s) };
-            if ENC {
-                pending = s;
-            }
             off += CHUNK;
+            if ENC {
+                hashed += CHUNK;
+            }
         }};
     }
     // Two batches per iteration share one reduction: the first is multiplied by
@@ -313,9 +329,30 @@ unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST
         batch!(w, HPowers::COUNT - BLOCKS, true, true);
     }
     if ENC && HASH {
-        x = hash_blocks(h, x, &pending);
+        while hashed < off {
+            // SAFETY: output written above.
+            let out: [__m128i; BLOCKS] = core::array::from_fn(|i| unsafe {
+                _mm_loadu_si128(io.dst.add(hashed + 16 * i).cast())
+            });
+            x = hash_blocks(h, x, &out);
+            hashed += CHUNK;
+        }
     }
     (x, counters.next_counter(), off)
+}
+
+/// `p`, through an empty `asm!` the compiler cannot see into: two loads from the same
+/// address made through separate calls are not merged into one value kept in a register
+/// (which, with 16 registers, would be spilled to the stack and reloaded anyway).
+#[inline(always)]
+fn unshared(p: *const u8) -> *const u8 {
+    // Only the address goes through the `asm!`; the pointer keeps its provenance.
+    let mut addr = p.addr();
+    // SAFETY: the template is empty: no instruction runs, no memory or flags change.
+    unsafe {
+        core::arch::asm!("/* {0} */", inout(reg) addr, options(nomem, nostack, preserves_flags));
+    }
+    p.with_addr(addr)
 }
 
 /// GHASH of 8 output blocks (byte form) continuing from `x`.
