@@ -339,8 +339,9 @@ fn raw(buf: InOutBuf<'_, '_, u8>) -> InOut {
     let len = buf.len();
     let (src, dst) = buf.into_raw();
     // SAFETY: an `InOutBuf` is either one exclusive buffer or a shared and an exclusive
-    // buffer of equal length, which cannot overlap; both are valid for `len` bytes for as
-    // long as the borrow that produced it, which outlives the kernel call.
+    // buffer of equal length, which cannot overlap; both are valid for `len` bytes (the
+    // exclusive one for reads and writes) for as long as the borrow that produced it,
+    // which outlives the kernel call.
     unsafe { InOut::new(src, dst, len) }
 }
 

@@ -223,7 +223,8 @@ pub(crate) struct InOut {
 
 impl InOut {
     /// # Safety
-    /// `src` must be valid for reads and `dst` for writes of `len` bytes, and either
+    /// `src` must be valid for reads and `dst` for reads and writes of `len` bytes (the
+    /// kernels read back ciphertext they have written, to hash it), and either
     /// `src == dst` or the two ranges must not overlap.
     pub(crate) unsafe fn new(src: *const u8, dst: *mut u8, len: usize) -> Self {
         Self { src, dst, len }
