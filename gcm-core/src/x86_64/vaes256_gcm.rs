@@ -291,22 +291,24 @@ impl Counters {
 }
 
 /// Rounds 1 to NR of `s`, XORed with `input` in the last round; with `HASH`, the
-/// products of `hash_in` and `hp` accumulated between the first rounds.
+/// products of the `M` vectors of `hash_in` with `hp`, one after each of the first rounds.
 #[inline]
 #[target_feature(enable = "vaes,vpclmulqdq,avx2")]
-fn stitched<const NR: usize, const HASH: bool, const N: usize>(
+fn stitched<const NR: usize, const HASH: bool, const N: usize, const M: usize>(
     rk: &[__m256i; 15],
     mut s: [__m256i; N],
     input: &[__m256i; N],
-    hash_in: &[__m256i; VECS],
-    hp: &[__m256i; VECS],
+    hash_in: &[__m256i; M],
+    hp: &[__m256i; M],
 ) -> ([__m256i; N], Wide) {
+    // AES-128 has 9 middle rounds: room for up to 9 hashed vectors.
+    const { assert!(M <= 9) };
     let mut w = Wide::zero();
     for r in 1..NR {
         for b in s.iter_mut() {
             *b = _mm256_aesenc_epi128(*b, rk[r]);
         }
-        if HASH && r <= VECS {
+        if HASH && r <= M {
             w.mul_add(hash_in[r - 1], hp[r - 1]);
         }
     }
@@ -318,32 +320,6 @@ fn stitched<const NR: usize, const HASH: bool, const N: usize>(
 
 /// 16 blocks per iteration: eight AES chains (see the module documentation).
 const WIDE: usize = 2 * CHUNK;
-
-/// Rounds 1 to NR of eight counter vectors, XORed with `input` in the last round; with
-/// `HASH`, the products of the eight vectors of `hash_in` with `hp`, one per round.
-#[inline]
-#[target_feature(enable = "vaes,vpclmulqdq,avx2")]
-fn stitched8<const NR: usize, const HASH: bool>(
-    rk: &[__m256i; 15],
-    mut s: [__m256i; 8],
-    input: &[__m256i; 8],
-    hash_in: &[__m256i; 8],
-    hp: &[__m256i; 8],
-) -> ([__m256i; 8], Wide) {
-    let mut w = Wide::zero();
-    for r in 1..NR {
-        for b in s.iter_mut() {
-            *b = _mm256_aesenc_epi128(*b, rk[r]);
-        }
-        if HASH && r <= 8 {
-            w.mul_add(hash_in[r - 1], hp[r - 1]);
-        }
-    }
-    for (b, i) in s.iter_mut().zip(input) {
-        *b = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(rk[NR], *i));
-    }
-    (s, w)
-}
 
 /// # Safety
 /// `off + WIDE` bytes readable at `p`.
@@ -449,7 +425,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         while off + WIDE <= io.len && off < 2 * WIDE {
             // SAFETY: `off + WIDE <= io.len`.
             let input = unsafe { load8(io.src, off) };
-            let out = stitched8::<NR, false>(&rk, ctrs.next16(), &input, &input, &hp16).0;
+            let out = stitched::<NR, false, 8, 8>(&rk, ctrs.next16(), &input, &input, &hp16).0;
             // SAFETY: as above.
             unsafe { store8(io, off, &out) };
             off += WIDE;
@@ -460,7 +436,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             // written two iterations ago.
             let (input, back) = unsafe { (load8(io.src, off), load8(io.dst, hashed)) };
             let hash_in = hash_input8(&back, x);
-            let (out, w) = stitched8::<NR, true>(&rk, ctrs.next16(), &input, &hash_in, &hp16);
+            let (out, w) = stitched::<NR, true, 8, 8>(&rk, ctrs.next16(), &input, &hash_in, &hp16);
             // SAFETY: as above.
             unsafe { store8(io, off, &out) };
             x = w.reduce();
@@ -470,7 +446,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         if off + CHUNK <= io.len {
             // SAFETY: `off + CHUNK <= io.len`.
             let input = unsafe { load4(io, off) };
-            let (out, _) = stitched::<NR, false, VECS>(&rk, ctrs.next8(), &input, &none, &hp);
+            let (out, _) = stitched::<NR, false, VECS, VECS>(&rk, ctrs.next8(), &input, &none, &hp);
             // SAFETY: as above.
             unsafe { store4(io, off, &out) };
             off += CHUNK;
@@ -487,11 +463,11 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             let s = ctrs.next16();
             let out = if HASH {
                 let hash_in = hash_input8(&input, x);
-                let (out, w) = stitched8::<NR, true>(&rk, s, &input, &hash_in, &hp16);
+                let (out, w) = stitched::<NR, true, 8, 8>(&rk, s, &input, &hash_in, &hp16);
                 x = w.reduce();
                 out
             } else {
-                stitched8::<NR, false>(&rk, s, &input, &input, &hp16).0
+                stitched::<NR, false, 8, 8>(&rk, s, &input, &input, &hp16).0
             };
             // SAFETY: as above.
             unsafe { store8(io, off, &out) };
@@ -503,9 +479,9 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             let s = ctrs.next8();
             let (out, w) = if HASH {
                 let hash_in = hash_input(&input, x);
-                stitched::<NR, true, VECS>(&rk, s, &input, &hash_in, &hp)
+                stitched::<NR, true, VECS, VECS>(&rk, s, &input, &hash_in, &hp)
             } else {
-                stitched::<NR, false, VECS>(&rk, s, &input, &none, &hp)
+                stitched::<NR, false, VECS, VECS>(&rk, s, &input, &none, &hp)
             };
             // SAFETY: as above.
             unsafe { store4(io, off, &out) };
@@ -530,11 +506,11 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         x = hash_tail(&key.h, x, &input, n);
     }
     let out: [__m256i; VECS] = match n.div_ceil(2) {
-        1 => {
-            widen(stitched::<NR, false, 1>(&rk, counters(ctr, rk[0]), &[input[0]], &none, &none).0)
-        }
+        1 => widen(
+            stitched::<NR, false, 1, VECS>(&rk, counters(ctr, rk[0]), &[input[0]], &none, &none).0,
+        ),
         2 => widen(
-            stitched::<NR, false, 2>(
+            stitched::<NR, false, 2, VECS>(
                 &rk,
                 counters(ctr, rk[0]),
                 &[input[0], input[1]],
@@ -544,7 +520,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             .0,
         ),
         3 => widen(
-            stitched::<NR, false, 3>(
+            stitched::<NR, false, 3, VECS>(
                 &rk,
                 counters(ctr, rk[0]),
                 &[input[0], input[1], input[2]],
@@ -553,7 +529,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             )
             .0,
         ),
-        _ => stitched::<NR, false, 4>(&rk, counters(ctr, rk[0]), &input, &none, &none).0,
+        _ => stitched::<NR, false, 4, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &none).0,
     };
     for (i, v) in out.iter().enumerate() {
         // SAFETY: four 32-byte stores inside a CHUNK-byte array.
