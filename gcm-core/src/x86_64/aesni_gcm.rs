@@ -329,14 +329,9 @@ unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST
         batch!(w, HPowers::COUNT - BLOCKS, true, true);
     }
     if ENC && HASH {
-        while hashed < off {
-            // SAFETY: output written above.
-            let out: [__m128i; BLOCKS] = core::array::from_fn(|i| unsafe {
-                _mm_loadu_si128(io.dst.add(hashed + 16 * i).cast())
-            });
-            x = hash_blocks(h, x, &out);
-            hashed += CHUNK;
-        }
+        // SAFETY: output written above, not written again while the slice lives.
+        let unhashed = unsafe { core::slice::from_raw_parts(io.dst.add(hashed), off - hashed) };
+        x = clmul::update(h, x, unhashed);
     }
     (x, counters.next_counter(), off)
 }
@@ -353,21 +348,6 @@ fn unshared(p: *const u8) -> *const u8 {
         core::arch::asm!("/* {0} */", inout(reg) addr, options(nomem, nostack, preserves_flags));
     }
     p.with_addr(addr)
-}
-
-/// GHASH of 8 output blocks (byte form) continuing from `x`.
-#[inline]
-#[target_feature(enable = "pclmulqdq,ssse3")]
-fn hash_blocks(h: &HPowers, x: __m128i, blocks: &[__m128i; BLOCKS]) -> __m128i {
-    let mut w = Wide::zero();
-    for (j, b) in blocks.iter().enumerate() {
-        let mut v = bswap(*b);
-        if j == 0 {
-            v = _mm_xor_si128(v, x);
-        }
-        w.mul_add(v, h.0[HPowers::COUNT - BLOCKS + j]);
-    }
-    w.reduce()
 }
 
 /// GHASH of up to 16 blocks in byte form, with one reduction.

@@ -46,9 +46,9 @@ use core::arch::x86_64::*;
 /// `(2^(t+1) - 1) << 4` with `t` the trailing ones of `j`, byte-swapped into dword 3 of
 /// two 128-bit lanes (rows are 32 bytes; see the module documentation).
 #[repr(C, align(64))]
-pub(super) struct DeltaRows([[u32; 8]; 63]);
+struct DeltaRows([[u32; 8]; 63]);
 
-pub(super) static DELTA_ROWS: DeltaRows = {
+static DELTA_ROWS: DeltaRows = {
     let mut t = [[0u32; 8]; 63];
     let mut j = 0;
     while j < 63 {
@@ -62,18 +62,58 @@ pub(super) static DELTA_ROWS: DeltaRows = {
 };
 
 impl DeltaRows {
-    /// The last row a step may read (`row(j + 1)` with `j < 62`).
-    pub(super) const LAST_FAST: usize = 61;
+    /// The last row a step starts at (it also reads row `j + 1`).
+    const LAST_FAST: usize = 61;
 
     /// Row `j`.
     ///
     /// # Safety
-    /// `j <= Self::LAST_FAST + 1`; the caller reads at most 64 bytes from row `j`
-    /// only when `j <= LAST_FAST`.
+    /// `j <= Self::LAST_FAST`, so that 64 bytes from it are inside the table.
     #[inline(always)]
-    pub(super) unsafe fn row(&self, j: usize) -> *const u8 {
+    unsafe fn row(&self, j: usize) -> *const u8 {
         // SAFETY: `j < 63` per the caller.
         unsafe { self.0.as_ptr().add(j).cast() }
+    }
+}
+
+/// The scalar half of XOR stepping, shared by both VAES kernels: which table row the next
+/// 16-block step reads, or none when the blocks must be rebuilt the plain way.
+#[derive(Clone, Copy)]
+pub(super) struct DeltaCursor {
+    /// `x >> 4` for the counter `x` of the current first block; zero unless the counter
+    /// is public, so that nothing downstream can branch on one that is not.
+    q: u32,
+    /// Whether to step by XOR: the counter is public and starts at 2 mod 16.
+    by_xor: bool,
+}
+
+impl DeltaCursor {
+    /// `first` is the counter of the loop's first block, `public` whether it may be
+    /// looked at (see the module documentation).
+    #[inline(always)]
+    pub(super) fn new(first: u32, public: bool) -> Self {
+        // Only `public` is branched on; the counter is looked at inside.
+        if public {
+            Self {
+                q: first >> 4,
+                by_xor: first & 15 == 2,
+            }
+        } else {
+            Self {
+                q: 0,
+                by_xor: false,
+            }
+        }
+    }
+
+    /// Moves on by 16 blocks; returns the row holding `d1` (and `d2` right after it) for
+    /// this step, or `None` to rebuild. The pointer may be read for 64 bytes.
+    #[inline(always)]
+    pub(super) fn next_row(&mut self) -> Option<*const u8> {
+        let j = (self.q & 63) as usize;
+        self.q = self.q.wrapping_add(1);
+        // SAFETY: `j <= LAST_FAST`, so rows `j` and `j + 1` are inside the table.
+        (self.by_xor && j <= DeltaRows::LAST_FAST).then(|| unsafe { DELTA_ROWS.row(j) })
     }
 }
 
@@ -84,11 +124,8 @@ pub(super) struct Counters {
     base: __m512i,
     /// Blocks since `base`.
     done: u32,
-    /// `x >> 4` for the counter `x` of block 0 of the current iteration (only kept when
-    /// stepping by XOR).
-    q: u32,
-    /// Whether to step by XOR: the counter is public and starts at 2 mod 16.
-    by_xor: bool,
+    /// Which delta row the next step reads.
+    cursor: DeltaCursor,
     /// Round key 0 in all lanes, for the plain scheme.
     rk0: __m512i,
     /// Big-endian blocks `c0+done .. c0+done+15`, XORed with round key 0.
@@ -101,17 +138,11 @@ impl Counters {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) fn new(base: __m512i, rk0: __m512i, public: bool) -> Self {
-        let (mut q, mut by_xor) = (0, false);
-        if public {
-            let first = _mm_cvtsi128_si32(_mm512_castsi512_si128(base)) as u32;
-            by_xor = first & 15 == 2;
-            q = first >> 4;
-        }
+        let first = _mm_cvtsi128_si32(_mm512_castsi512_si128(base)) as u32;
         Self {
             base,
             done: 0,
-            q,
-            by_xor,
+            cursor: DeltaCursor::new(first, public),
             rk0,
             white: Self::plain(base, 0, rk0),
         }
@@ -121,13 +152,8 @@ impl Counters {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     fn plain(base: __m512i, done: u32, rk0: __m512i) -> [__m512i; 4] {
-        core::array::from_fn(|i| {
-            let le = _mm512_add_epi32(
-                base,
-                super::vaes512_gcm::inc(done.wrapping_add(4 * i as u32) as i32),
-            );
-            _mm512_xor_si512(super::vaes512_gcm::bswap512(le), rk0)
-        })
+        let first = _mm512_add_epi32(base, super::vaes512_gcm::inc(done as i32));
+        super::vaes512_gcm::counters(first, rk0)
     }
 
     /// The current 16 blocks, whitened with round key 0.
@@ -141,12 +167,9 @@ impl Counters {
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) fn step(&mut self) {
         self.done = self.done.wrapping_add(16);
-        let j = (self.q & 63) as usize;
-        if self.by_xor && j <= DeltaRows::LAST_FAST {
-            // SAFETY: 16 bytes of row `j` and 64 bytes from row `j`, inside the table
-            // (`j + 1 < 63`).
+        if let Some(row) = self.cursor.next_row() {
+            // SAFETY: 16 bytes of the row, and 64 bytes from it (see `next_row`).
             let (d1, d1d2) = unsafe {
-                let row = DELTA_ROWS.row(j);
                 (
                     _mm512_broadcast_i32x4(_mm_load_si128(row.cast())),
                     _mm512_loadu_si512(row.cast()),
@@ -159,7 +182,6 @@ impl Counters {
         } else {
             self.white = Self::plain(self.base, self.done, self.rk0);
         }
-        self.q = self.q.wrapping_add(1);
     }
 
     /// Little-endian counters for the tail: `c0+done .. c0+done+3`.

@@ -19,7 +19,7 @@
 //! of the sixteen vector registers.
 
 use super::clmul::{bswap, bswap_mask};
-use super::counters::{DELTA_ROWS, DeltaRows};
+use super::counters::DeltaCursor;
 use super::{
     HPowers, HwKey, InOut, Vaes256Token, aes_ni, finish_tag, load16, read_tail, write_tail,
 };
@@ -35,7 +35,14 @@ kernel_entry_points!(
 
 /// GHASH of `data` (zero-padded) continuing from `x` (mirrored), 8 blocks per reduction.
 #[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
-pub(crate) fn ghash(h: &HPowers, _t: Vaes256Token, mut x: __m128i, data: &[u8]) -> __m128i {
+pub(crate) fn ghash(h: &HPowers, _t: Vaes256Token, x: __m128i, data: &[u8]) -> __m128i {
+    hash_bytes(h, x, data)
+}
+
+/// [`ghash`], for callers that already run with the features.
+#[inline]
+#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
+fn hash_bytes(h: &HPowers, mut x: __m128i, data: &[u8]) -> __m128i {
     let hp = powers8(h);
     let mut chunks = data.chunks_exact(CHUNK);
     for chunk in &mut chunks {
@@ -210,10 +217,8 @@ struct Counters {
     rk0: __m256i,
     /// Blocks since `base`.
     done: u32,
-    /// `q` of the current first block (only kept when stepping by XOR).
-    q: u32,
-    /// Whether to step by XOR.
-    by_xor: bool,
+    /// Which delta row the next step reads.
+    cursor: DeltaCursor,
     /// Big-endian blocks `c0+done .. c0+done+15`, whitened.
     white: [__m256i; 8],
 }
@@ -222,18 +227,11 @@ impl Counters {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn new(base: __m256i, rk0: __m256i, public: bool) -> Self {
-        let (mut q, mut by_xor) = (0, false);
-        if public {
-            let first = _mm256_cvtsi256_si32(base) as u32;
-            by_xor = first & 15 == 2;
-            q = first >> 4;
-        }
         Self {
             base,
             rk0,
             done: 0,
-            q,
-            by_xor,
+            cursor: DeltaCursor::new(_mm256_cvtsi256_si32(base) as u32, public),
             white: Self::plain(base, 0, rk0),
         }
     }
@@ -242,10 +240,7 @@ impl Counters {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn plain(base: __m256i, done: u32, rk0: __m256i) -> [__m256i; 8] {
-        core::array::from_fn(|i| {
-            let le = _mm256_add_epi32(base, inc(done.wrapping_add(2 * i as u32) as i32));
-            _mm256_xor_si256(bswap256(le), rk0)
-        })
+        counters(_mm256_add_epi32(base, inc(done as i32)), rk0)
     }
 
     /// The next 16 counter blocks, whitened; steps past them.
@@ -254,11 +249,10 @@ impl Counters {
     fn next16(&mut self) -> [__m256i; 8] {
         let out = self.white;
         self.done = self.done.wrapping_add(16);
-        let j = (self.q & 63) as usize;
-        if self.by_xor && j <= DeltaRows::LAST_FAST {
-            // SAFETY: rows `j` and `j + 1 < 63` of the table, 32-byte aligned.
+        if let Some(row) = self.cursor.next_row() {
+            // SAFETY: two 32-byte rows from a 32-byte-aligned row (see `next_row`).
             let (d1, d2) = unsafe {
-                let row = DELTA_ROWS.row(j).cast::<__m256i>();
+                let row = row.cast::<__m256i>();
                 (_mm256_load_si256(row), _mm256_load_si256(row.add(1)))
             };
             for w in &mut self.white[..7] {
@@ -268,7 +262,6 @@ impl Counters {
         } else {
             self.white = Self::plain(self.base, self.done, self.rk0);
         }
-        self.q = self.q.wrapping_add(1);
         out
     }
 
@@ -363,16 +356,6 @@ unsafe fn load4(io: InOut, off: usize) -> [__m256i; VECS] {
     core::array::from_fn(|i| unsafe { _mm256_loadu_si256(io.src.add(off + 32 * i).cast()) })
 }
 
-/// Reads back output this call has already written.
-///
-/// # Safety
-/// `off + CHUNK <= io.len`, and those output bytes have been written.
-#[inline(always)]
-unsafe fn load4_out(io: InOut, off: usize) -> [__m256i; VECS] {
-    // SAFETY: the caller keeps `off + CHUNK` inside the output, which it has written.
-    core::array::from_fn(|i| unsafe { _mm256_loadu_si256(io.dst.add(off + 32 * i).cast()) })
-}
-
 /// # Safety
 /// `off + CHUNK <= io.len`.
 #[inline(always)]
@@ -451,11 +434,9 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
             unsafe { store4(io, off, &out) };
             off += CHUNK;
         }
-        while hashed < off {
-            // SAFETY: written above.
-            x = hash8(&hp, x, &unsafe { load4_out(io, hashed) });
-            hashed += CHUNK;
-        }
+        // SAFETY: output written above, not written again while the slice lives.
+        let unhashed = unsafe { core::slice::from_raw_parts(io.dst.add(hashed), off - hashed) };
+        x = hash_bytes(&key.h, x, unhashed);
     } else {
         while off + WIDE <= io.len {
             // SAFETY: `off + WIDE <= io.len`.

@@ -376,7 +376,7 @@ fn broadcast_keys<const NR: usize>(rk: &[__m128i; 15]) -> [__m512i; 15] {
 /// order restored and whitened with round key 0.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn counters<const N: usize>(ctr: __m512i, rk0: __m512i) -> [__m512i; N] {
+pub(super) fn counters<const N: usize>(ctr: __m512i, rk0: __m512i) -> [__m512i; N] {
     core::array::from_fn(|i| {
         _mm512_xor_si512(bswap512(_mm512_add_epi32(ctr, inc(4 * i as i32))), rk0)
     })
