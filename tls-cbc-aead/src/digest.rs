@@ -67,7 +67,7 @@ pub(crate) trait HashAlg {
 
     /// Seal's inner hash with AES-256-CBC encryption stitched in (see `stitch`), for the
     /// hashes that have it: compresses the whole blocks of `head || data` and encrypts
-    /// the CBC blocks of `data` they cover. `None` for the others.
+    /// the CBC blocks of `data` they cover. The others do nothing (`Progress::NONE`).
     ///
     /// # Safety
     /// The CPU must have AVX2, BMI1, BMI2, AVX-512F/VL and AES-NI.
@@ -78,8 +78,8 @@ pub(crate) trait HashAlg {
         _data: &mut [u8],
         _rk: &[core::arch::x86_64::__m128i; 15],
         _iv: &mut [u8; 16],
-    ) -> Option<crate::stitch::Progress> {
-        None
+    ) -> crate::stitch::Progress {
+        crate::stitch::Progress::NONE
     }
 }
 
@@ -242,9 +242,9 @@ impl HashAlg for Sha384 {
         data: &mut [u8],
         rk: &[core::arch::x86_64::__m128i; 15],
         iv: &mut [u8; 16],
-    ) -> Option<crate::stitch::Progress> {
+    ) -> crate::stitch::Progress {
         // SAFETY: the caller guarantees the CPU features.
-        Some(unsafe { crate::stitch::hash_and_encrypt(state, head, data, rk, iv) })
+        unsafe { crate::stitch::hash_and_encrypt(state, head, data, rk, iv) }
     }
 }
 

@@ -104,11 +104,6 @@ impl<H: HashAlg> HmacKey<H> {
         let mut state = self.inner;
         // SAFETY: forwarded from the caller.
         let done = unsafe { H::hash_and_encrypt(&mut state, &head, data, rk, iv) };
-        let done = done.unwrap_or(crate::stitch::Progress {
-            blocks: 0,
-            hashed: 0,
-            encrypted: 0,
-        });
         let mut inner = Stream::<H>::resume(self.engine, state, 1 + done.blocks);
         if done.blocks == 0 {
             inner.update(&head);

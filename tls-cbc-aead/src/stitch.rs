@@ -32,6 +32,15 @@ pub(crate) struct Progress {
     pub(crate) encrypted: usize,
 }
 
+impl Progress {
+    /// Nothing hashed or encrypted: the hash takes it all the usual way.
+    pub(crate) const NONE: Self = Self {
+        blocks: 0,
+        hashed: 0,
+        encrypted: 0,
+    };
+}
+
 /// Compresses the whole SHA-512 blocks of `head || data` into `state` and CBC-encrypts,
 /// in place, the 16-byte blocks of `data` that those cover, chaining from `iv` (left
 /// holding the last ciphertext block). `rk` are AES-256 encryption round keys.
