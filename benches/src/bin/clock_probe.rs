@@ -48,6 +48,16 @@ fn tsc() -> u64 {
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
+/// The TSC once every earlier instruction has completed (LFENCE), so that the work still
+/// in flight from the calls before is not counted in the probe.
+fn fenced_tsc() -> u64 {
+    // SAFETY: LFENCE and RDTSC are available on every x86_64 CPU.
+    unsafe {
+        core::arch::x86_64::_mm_lfence();
+        core::arch::x86_64::_rdtsc()
+    }
+}
+
 /// TSC ticks per second, from the wall clock over 100 ms.
 fn tsc_hz() -> f64 {
     let (t0, c0) = (Instant::now(), tsc());
@@ -102,9 +112,9 @@ fn probe(key: &GcmKey, op: Op, buf: &mut [u8], blocks: usize, tsc_ghz: f64) -> (
                     }
                 }
             }
-            let b = tsc();
+            let b = fenced_tsc();
             black_box(imul_chain(black_box(PROBE_IMULS)));
-            let c = tsc();
+            let c = fenced_tsc();
             // The first 5 ms let the clock settle into this workload's state.
             if start.elapsed() >= Duration::from_millis(5) {
                 ghz.push(3.0 * PROBE_IMULS as f64 / (c - b) as f64 * tsc_ghz);
