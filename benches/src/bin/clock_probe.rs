@@ -6,6 +6,15 @@
 //! AES-CTR loop, nor for the 128-bit AES-NI GCM loop. This tool shows it, so that a
 //! time ratio can be split into the loop's work per cycle and the clock it gets.
 //!
+//! What lowers the clock there, from synthetic loops probed the same way: not
+//! VPCLMULQDQ or VAESENC on 512 bits as such (each alone at one per cycle, or the two
+//! together keeping both 512-bit ports busy on changing data: 3.0 GHz), not memory
+//! traffic with one port busy (the CTR and GHASH-only loops: 3.0 GHz), and not the
+//! average load (the GCM loop idle three quarters of the time still gets 2.75 GHz), but
+//! both ports busy together with loads or stores: one 64-byte store per four cycles next
+//! to them gives 2.79 GHz, one per 32 cycles 2.89 GHz. A stitched GCM loop is exactly
+//! that, so part of the gap to the CTR loop is the clock, whatever the code does.
+//!
 //! For each back end and key size it runs 16 KiB CTR, seal and open calls back to back in
 //! alternating 20 ms blocks; after every 25 calls it times a chain of dependent 64-bit
 //! multiplies (3 cycles each on every recent x86 core) against the TSC, which gives the
