@@ -37,13 +37,13 @@ mod probe {
     use std::hint::black_box;
     use std::time::{Duration, Instant};
 
+    use benches::clock::median;
+    use benches::{AD, Alg, NONCE, Op, message};
     use gcm_core::{Backend, GcmKey};
 
     /// Dependent `imul`s timed per probe: 3000 cycles, about a microsecond.
     const PROBE_IMULS: u64 = 1000;
     const MESSAGE: usize = 16384;
-    const NONCE: [u8; 12] = [0; 12];
-    const AD: [u8; 13] = [0; 13];
 
     /// A chain of `n` dependent multiplies (`n` a multiple of 4).
     #[inline(never)]
@@ -84,25 +84,18 @@ mod probe {
         (tsc() - c0) as f64 / t0.elapsed().as_secs_f64()
     }
 
-    fn median(v: &mut [f64]) -> f64 {
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[v.len() / 2]
-    }
-
-    #[derive(Clone, Copy)]
-    enum Op {
-        Ctr,
-        Seal,
-        Open,
-    }
-
-    /// Median clock (GHz) and TSC ticks per call while `op` runs back to back.
-    fn probe(key: &GcmKey, op: Op, buf: &mut [u8], blocks: usize, tsc_ghz: f64) -> (f64, f64) {
-        let counter = {
-            let mut c = [0u8; 16];
-            c[15] = 2;
-            c
-        };
+    /// Median clock (GHz) and TSC ticks per call while `op` (`None`: the AES-CTR loop, as
+    /// the speed tool's roofline runs it) runs back to back.
+    fn probe(
+        key: &GcmKey,
+        op: Option<Op>,
+        buf: &mut [u8],
+        blocks: usize,
+        tsc_ghz: f64,
+    ) -> (f64, f64) {
+        let mut counter = [0u8; 16];
+        counter[..12].copy_from_slice(&NONCE);
+        counter[15] = 2;
         let (mut ghz, mut ticks) = (Vec::new(), Vec::new());
         for _ in 0..blocks {
             // Two seals give the two tags under which `buf` opens alternately (the keystream
@@ -117,14 +110,14 @@ mod probe {
                 let a = tsc();
                 for _ in 0..25 {
                     match op {
-                        Op::Ctr => key.ctr32_apply_keystream(&counter, black_box(&mut *buf)),
-                        Op::Seal => {
+                        None => key.ctr32_apply_keystream(&counter, black_box(&mut *buf)),
+                        Some(Op::Seal) => {
                             black_box(
                                 key.seal_in_place(&NONCE, &AD, black_box(&mut *buf))
                                     .expect("seal"),
                             );
                         }
-                        Op::Open => {
+                        Some(Op::Open) => {
                             key.open_in_place(&NONCE, &AD, black_box(&mut *buf), &tags[which])
                                 .expect("authentic message");
                             which ^= 1;
@@ -143,7 +136,7 @@ mod probe {
             }
             ticks.push(spent as f64 / calls.max(1) as f64);
         }
-        (median(&mut ghz), median(&mut ticks))
+        (median(&ghz), median(&ticks))
     }
 
     pub fn main() {
@@ -163,17 +156,21 @@ mod probe {
         };
         let tsc_ghz = tsc_hz() / 1e9;
         println!("TSC {tsc_ghz:.3} GHz; 16 KiB calls, 13-byte AD; medians over 10 blocks of 20 ms");
-        let mut buf = vec![1u8; MESSAGE];
+        let mut buf = message(MESSAGE);
         for backend in backends {
             assert!(
                 backend.is_available(),
                 "back end {} not available here",
                 backend.name()
             );
-            for key_len in [16, 32] {
-                let key = GcmKey::new_with_backend(&vec![7u8; key_len], backend).expect("key");
+            for alg in Alg::ALL {
+                let key = GcmKey::new_with_backend(alg.key(), backend).expect("key");
                 let mut rows = Vec::new();
-                for (name, op) in [("ctr", Op::Ctr), ("seal", Op::Seal), ("open", Op::Open)] {
+                for (name, op) in [
+                    ("ctr", None),
+                    ("seal", Some(Op::Seal)),
+                    ("open", Some(Op::Open)),
+                ] {
                     let (ghz, ticks) = probe(&key, op, &mut buf, 10, tsc_ghz);
                     rows.push((name, ghz, ticks, ticks / tsc_ghz * ghz));
                 }
@@ -182,7 +179,7 @@ mod probe {
                     println!(
                         "{:>8} AES-{}-{name:<4}: clock {ghz:.2} GHz, {:6.0} ns = {cycles:6.0} cycles per call; CTR/this: time {:.3}, cycles {:.3}",
                         backend.name(),
-                        key_len * 8,
+                        alg.key().len() * 8,
                         ticks / tsc_ghz,
                         ctr_ticks / ticks,
                         ctr_cycles / cycles,
