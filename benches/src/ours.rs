@@ -128,9 +128,7 @@ pub fn core_subject(alg: Alg, backend: Option<Backend>) -> Box<dyn Subject> {
 pub fn ctr_roofline(alg: Alg, backend: Option<Backend>, len: usize, runner: impl Runner) -> Sample {
     let key = gcm_key(alg.key(), backend);
     let mut buf = message(len);
-    let mut counter = [0u8; 16];
-    counter[..12].copy_from_slice(&crate::NONCE);
-    counter[15] = 2;
+    let counter = crate::roofline_counter();
     runner.run(|| {
         key.ctr32_apply_keystream(black_box(&counter), black_box(&mut buf[..]));
     })

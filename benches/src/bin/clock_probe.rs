@@ -38,7 +38,8 @@ mod probe {
     use std::time::{Duration, Instant};
 
     use benches::clock::median;
-    use benches::{AD, Alg, NONCE, Op, message};
+    use benches::ours::parse_backend;
+    use benches::{AD, Alg, NONCE, Op, message, roofline_counter};
     use gcm_core::{Backend, GcmKey};
 
     /// Dependent `imul`s timed per probe: 3000 cycles, about a microsecond.
@@ -62,13 +63,8 @@ mod probe {
         x
     }
 
-    fn tsc() -> u64 {
-        // SAFETY: RDTSC is available on every x86_64 CPU.
-        unsafe { core::arch::x86_64::_rdtsc() }
-    }
-
-    /// The TSC once every earlier instruction has completed (LFENCE), so that the work still
-    /// in flight from the calls before is not counted in the probe.
+    /// The TSC once every earlier instruction has completed (LFENCE), so that work still in
+    /// flight is counted on the side of the reads it belongs to.
     fn fenced_tsc() -> u64 {
         // SAFETY: LFENCE and RDTSC are available on every x86_64 CPU.
         unsafe {
@@ -79,9 +75,9 @@ mod probe {
 
     /// TSC ticks per second, from the wall clock over 100 ms.
     fn tsc_hz() -> f64 {
-        let (t0, c0) = (Instant::now(), tsc());
+        let (t0, c0) = (Instant::now(), fenced_tsc());
         std::thread::sleep(Duration::from_millis(100));
-        (tsc() - c0) as f64 / t0.elapsed().as_secs_f64()
+        (fenced_tsc() - c0) as f64 / t0.elapsed().as_secs_f64()
     }
 
     /// Median clock (GHz) and TSC ticks per call while `op` (`None`: the AES-CTR loop, as
@@ -93,21 +89,22 @@ mod probe {
         blocks: usize,
         tsc_ghz: f64,
     ) -> (f64, f64) {
-        let mut counter = [0u8; 16];
-        counter[..12].copy_from_slice(&NONCE);
-        counter[15] = 2;
+        let counter = roofline_counter();
         let (mut ghz, mut ticks) = (Vec::new(), Vec::new());
         for _ in 0..blocks {
-            // Two seals give the two tags under which `buf` opens alternately (the keystream
-            // is the same for every call, so opening flips the buffer between two states).
-            let t1 = key.seal_in_place(&NONCE, &AD, buf).expect("seal");
-            let t0 = key.seal_in_place(&NONCE, &AD, buf).expect("seal");
-            let tags = [t0, t1];
+            // For open, two seals give the two tags under which `buf` opens alternately (the
+            // keystream is the same for every call, so opening flips the buffer between two
+            // states).
+            let mut tags = [[0u8; 16]; 2];
+            if op == Some(Op::Open) {
+                tags[1] = key.seal_in_place(&NONCE, &AD, buf).expect("seal");
+                tags[0] = key.seal_in_place(&NONCE, &AD, buf).expect("seal");
+            }
             let mut which = 0;
             let (mut calls, mut spent) = (0u64, 0u64);
             let start = Instant::now();
             while start.elapsed() < Duration::from_millis(20) {
-                let a = tsc();
+                let a = fenced_tsc();
                 for _ in 0..25 {
                     match op {
                         None => key.ctr32_apply_keystream(&counter, black_box(&mut *buf)),
@@ -148,10 +145,7 @@ mod probe {
         } else {
             names
                 .iter()
-                .map(|n| {
-                    n.parse()
-                        .unwrap_or_else(|_| panic!("unknown back end {n:?}"))
-                })
+                .map(|n| parse_backend(n).unwrap_or_else(|e| panic!("{e}")))
                 .collect()
         };
         let tsc_ghz = tsc_hz() / 1e9;
