@@ -56,12 +56,12 @@ impl Drop for Box2 {
 
 #[cfg(target_arch = "x86_64")]
 fn schedules(key: &[u8], _t: AesNiToken) -> Box2 {
-    // SAFETY: the token proves AES-NI.
+    // SAFETY: the token proves AES-NI and SSSE3.
     unsafe { schedules_impl(key) }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "aes,sse2")]
+#[target_feature(enable = "aes,ssse3")]
 fn schedules_impl(key: &[u8]) -> Box2 {
     let enc = aes_ni::expand_key(key);
     Box2 {

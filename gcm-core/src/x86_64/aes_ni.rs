@@ -1,23 +1,45 @@
 //! The AES key schedule and single-block AES with AES-NI.
 //!
-//! The schedule is FIPS-197's word recurrence, with `SubWord` done by `AESKEYGENASSIST`.
-//! AES-128 and AES-256 compute four words at a time in a vector (the prefix XOR of a
-//! round key's words is three shift-and-XOR steps); AES-192, whose six-word period does
-//! not fit the vectors, runs the recurrence one word at a time (`AESKEYGENASSIST`'s
-//! lowest output word is `SubWord` of input word 1, so a broadcast word comes back
-//! substituted). No table is indexed by key bytes.
+//! The schedule is FIPS-197's word recurrence, with `SubWord` done by `AESENCLAST`: with
+//! the same word in all four columns, ShiftRows moves nothing, so `AESENCLAST(x, k)` of
+//! a broadcast word is `SubWord` of it in every lane, XORed with `k` (which supplies
+//! `rcon`). That is two fast instructions (a byte shuffle that broadcasts, and
+//! possibly rotates, the word, then the AES round) where `AESKEYGENASSIST` is a
+//! microcoded one on several Intel cores, and it runs under Miri, which does not
+//! implement `AESKEYGENASSIST`. AES-128 and AES-256 compute four words at a time in a
+//! vector (the prefix XOR of a round key's words is three shift-and-XOR steps); AES-192,
+//! whose six-word period does not fit the vectors, runs the recurrence one word at a
+//! time. No table is indexed by key bytes.
 
 use super::RoundKeys;
 use core::arch::x86_64::*;
 
 /// Expands a 16-, 24- or 32-byte key (the caller checks the length).
-#[target_feature(enable = "aes,sse2")]
+#[target_feature(enable = "aes,ssse3")]
 pub(crate) fn expand_key(key: &[u8]) -> RoundKeys {
     match key.len() {
         16 => expand128(key.try_into().expect("16 bytes")),
         32 => expand256(key.try_into().expect("32 bytes")),
         _ => expand_words(key),
     }
+}
+
+/// `SubWord(RotWord(word 3 of k)) ^ rcon` in every lane.
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn rot_sub_word3(k: __m128i, rcon: u8) -> __m128i {
+    // Bytes 13, 14, 15, 12 (RotWord of the last word, little-endian) in every column.
+    let rot3 = _mm_set_epi8(
+        12, 15, 14, 13, 12, 15, 14, 13, 12, 15, 14, 13, 12, 15, 14, 13,
+    );
+    _mm_aesenclast_si128(_mm_shuffle_epi8(k, rot3), _mm_set1_epi32(i32::from(rcon)))
+}
+
+/// `SubWord(word 3 of k)` in every lane.
+#[inline]
+#[target_feature(enable = "aes,sse2")]
+fn sub_word3(k: __m128i) -> __m128i {
+    _mm_aesenclast_si128(_mm_shuffle_epi32::<0xff>(k), _mm_setzero_si128())
 }
 
 /// `k` with each word replaced by the XOR of itself and the words below it, plus `t`:
@@ -31,15 +53,13 @@ fn next4(k: __m128i, t: __m128i) -> __m128i {
     _mm_xor_si128(k, t)
 }
 
-#[target_feature(enable = "aes,sse2")]
+#[target_feature(enable = "aes,ssse3")]
 fn expand128(key: &[u8; 16]) -> RoundKeys {
     let mut rk = [_mm_setzero_si128(); 15];
     rk[0] = super::load16(key);
     macro_rules! round {
         ($i:literal, $rcon:literal) => {
-            // Lane 3 of the assist is RotWord(SubWord(word 3)) ^ rcon.
-            let t = _mm_shuffle_epi32::<0xff>(_mm_aeskeygenassist_si128::<$rcon>(rk[$i - 1]));
-            rk[$i] = next4(rk[$i - 1], t);
+            rk[$i] = next4(rk[$i - 1], rot_sub_word3(rk[$i - 1], $rcon));
         };
     }
     round!(1, 0x01);
@@ -55,23 +75,21 @@ fn expand128(key: &[u8; 16]) -> RoundKeys {
     RoundKeys { rk, rounds: 10 }
 }
 
-#[target_feature(enable = "aes,sse2")]
+#[target_feature(enable = "aes,ssse3")]
 fn expand256(key: &[u8; 32]) -> RoundKeys {
     let mut rk = [_mm_setzero_si128(); 15];
     rk[0] = super::load16(key[..16].try_into().expect("16 bytes"));
     rk[1] = super::load16(key[16..].try_into().expect("16 bytes"));
     macro_rules! even {
         ($i:literal, $rcon:literal) => {
-            // Even round keys: RotWord(SubWord) of the last word, with rcon (lane 3).
-            let t = _mm_shuffle_epi32::<0xff>(_mm_aeskeygenassist_si128::<$rcon>(rk[$i - 1]));
-            rk[$i] = next4(rk[$i - 2], t);
+            // Even round keys: SubWord(RotWord) of the last word, with rcon.
+            rk[$i] = next4(rk[$i - 2], rot_sub_word3(rk[$i - 1], $rcon));
         };
     }
     macro_rules! odd {
         ($i:literal) => {
-            // Odd round keys: SubWord alone, no rotation or rcon (lane 2).
-            let t = _mm_shuffle_epi32::<0xaa>(_mm_aeskeygenassist_si128::<0>(rk[$i - 1]));
-            rk[$i] = next4(rk[$i - 2], t);
+            // Odd round keys: SubWord alone, no rotation or rcon.
+            rk[$i] = next4(rk[$i - 2], sub_word3(rk[$i - 1]));
         };
     }
     even!(2, 0x01);
@@ -131,7 +149,7 @@ fn expand_words(key: &[u8]) -> RoundKeys {
 
 #[target_feature(enable = "aes,sse2")]
 fn sub_word(t: u32) -> u32 {
-    _mm_cvtsi128_si32(_mm_aeskeygenassist_si128::<0>(_mm_set1_epi32(t as i32))) as u32
+    _mm_cvtsi128_si32(sub_word3(_mm_set1_epi32(t as i32))) as u32
 }
 
 /// The key schedule words are key material; clear them before the frame is reused.
