@@ -59,11 +59,12 @@ macro_rules! backend {
             }
 
             #[inline]
-            fn par(&self, mut blocks: InOut<'_, '_, ParBlocks<Self>>) {
-                let (src, dst) = (
-                    blocks.get_in().as_ptr().cast::<u8>(),
-                    blocks.get_out().as_mut_ptr().cast::<u8>(),
-                );
+            fn par(&self, blocks: InOut<'_, '_, ParBlocks<Self>>) {
+                // Both pointers from one `into_raw`: taking the output as `&mut` after
+                // the input as `&` would, in place, invalidate the input pointer (Miri's
+                // borrow checks flag it), since the two are the same memory.
+                let (src, dst) = blocks.into_raw();
+                let (src, dst) = (src.cast::<u8>(), dst.cast::<u8>());
                 // SAFETY: `src` and `dst` each cover one `ParBlocks` array (equal, or disjoint
                 // by `InOut`'s contract); the token proves the CPU features.
                 unsafe { $par_fn(self.keys, self.dir, src, dst) }
