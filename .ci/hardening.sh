@@ -7,11 +7,14 @@
 #      back end, and the Wycheproof, cross-back-end, bad-input and TLS tests pass on it;
 #   4. constant time under valgrind memcheck (gcm-core: key set-up, seal, open; AES-NI
 #      and portable, plus the control that must be flagged);
-#   5. fuzzing: every cargo-fuzz target for FUZZ_SECONDS (default 30) seconds.
+#   5. Miri: gcm-core's unit tests on the AES-NI and portable back ends (raw pointers,
+#      aliasing); skipped with a warning where there is no nightly toolchain;
+#   6. fuzzing: every cargo-fuzz target for FUZZ_SECONDS (default 30) seconds.
 #
-# Usage: .ci/hardening.sh            (FUZZ_SECONDS=0 skips step 5)
+# Usage: .ci/hardening.sh            (FUZZ_SECONDS=0 skips step 6)
 # Needs what .ci/run has (valgrind, python3); installs qemu-user and cargo-fuzz if missing.
-# About 6-8 minutes on 2 cores from a warm `cargo test --workspace` build.
+# About 15 minutes on 2 cores from a warm `cargo test --workspace` build (Miri takes
+# about 8 of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -36,6 +39,9 @@ bash .ci/qemu.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
 step "constant time under valgrind (gcm-core)"
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 bash .ci/ct-gcm.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
+
+step "Miri (gcm-core)"
+bash .ci/miri.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
 
 if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
     step "fuzzing, ${FUZZ_SECONDS:-30} s per target"

@@ -59,7 +59,38 @@ pub(crate) fn features() -> CpuFeatures {
     CpuFeatures(0)
 }
 
-#[cfg(target_arch = "x86_64")]
+/// Under Miri, which cannot execute CPUID or XGETBV, the features are those the build
+/// enables (`-C target-feature`), so that a Miri run with, say, `+aes,+pclmulqdq` checks
+/// the AES-NI kernel's memory accesses and one without checks the portable back end.
+#[cfg(all(target_arch = "x86_64", miri))]
+fn probe_x86_64() -> CpuFeatures {
+    let mut f = 0u32;
+    let mut add = |on: bool, bit: u32| {
+        if on {
+            f |= bit;
+        }
+    };
+    add(cfg!(target_feature = "aes"), CpuFeatures::AES);
+    add(cfg!(target_feature = "pclmulqdq"), CpuFeatures::PCLMULQDQ);
+    add(cfg!(target_feature = "ssse3"), CpuFeatures::SSSE3);
+    add(cfg!(target_feature = "sse4.1"), CpuFeatures::SSE41);
+    add(
+        cfg!(target_feature = "avx"),
+        CpuFeatures::AVX | CpuFeatures::OS_YMM,
+    );
+    add(cfg!(target_feature = "avx2"), CpuFeatures::AVX2);
+    add(cfg!(target_feature = "vaes"), CpuFeatures::VAES);
+    add(cfg!(target_feature = "vpclmulqdq"), CpuFeatures::VPCLMULQDQ);
+    add(
+        cfg!(target_feature = "avx512f"),
+        CpuFeatures::AVX512F | CpuFeatures::OS_ZMM,
+    );
+    add(cfg!(target_feature = "avx512bw"), CpuFeatures::AVX512BW);
+    add(cfg!(target_feature = "avx512vl"), CpuFeatures::AVX512VL);
+    CpuFeatures(f)
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 #[allow(unsafe_code, unused_unsafe)]
 fn probe_x86_64() -> CpuFeatures {
     use core::arch::x86_64::{__cpuid, __cpuid_count};
@@ -124,7 +155,7 @@ fn probe_x86_64() -> CpuFeatures {
 }
 
 /// XCR0, read with the `xsave` target feature enabled for just this instruction.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 #[allow(unsafe_code)]
 #[target_feature(enable = "xsave")]
 unsafe fn xgetbv0() -> u64 {

@@ -415,6 +415,76 @@ mod tests {
         assert_eq!(buf, [0; 4]);
     }
 
+    /// Every back end this build can run, through every kind of buffer: in place and
+    /// separate, each length class of the kernels (tails, one batch, the encryption
+    /// lag of two batches), 96-bit and other nonces, and a rejected tag. Small enough
+    /// to run under Miri, where it checks the kernels' raw-pointer loads and stores
+    /// (see `.ci/miri.sh`); natively, the cross-back-end tests go much further.
+    #[test]
+    fn every_buffer_shape_against_the_portable_back_end() {
+        let key: [u8; 32] = core::array::from_fn(|i| (i * 7 + 1) as u8);
+        let data: [u8; 600] = core::array::from_fn(|i| (i * 31 % 251) as u8);
+        let aad: [u8; 40] = core::array::from_fn(|i| i as u8);
+        let lens = [0, 1, 16, 17, 127, 128, 129, 255, 256, 257, 385, 589];
+        for backend in Backend::available() {
+            for (key_len, nonce, aad_len) in [(16, &[9u8; 12][..], 13), (32, &[5u8; 8][..], 40)] {
+                let ours = GcmKey::new_with_backend(&key[..key_len], backend).unwrap();
+                let reference = GcmKey::new_with_backend(&key[..key_len], Backend::Portable);
+                let reference = reference.unwrap();
+                let aad = &aad[..aad_len];
+                for len in lens {
+                    let what = label(backend, key_len, len);
+                    let mut expected = [0u8; 600];
+                    expected[..len].copy_from_slice(&data[..len]);
+                    let tag = reference.seal_in_place(nonce, aad, &mut expected[..len]);
+                    let tag = tag.unwrap();
+
+                    let mut in_place = data;
+                    let t = ours
+                        .seal_in_place(nonce, aad, &mut in_place[..len])
+                        .unwrap();
+                    assert_eq!((t, &in_place[..len]), (tag, &expected[..len]), "{what}");
+                    let mut out = [0xAAu8; 600];
+                    let buf = InOutBuf::new(&data[..len], &mut out[..len]).unwrap();
+                    let t = ours.seal_inout(nonce, aad, buf).unwrap();
+                    assert_eq!((t, &out[..len]), (tag, &expected[..len]), "{what}");
+                    assert!(out[len..].iter().all(|&b| b == 0xAA), "{what}: wrote past");
+
+                    ours.open_in_place(nonce, aad, &mut in_place[..len], &tag)
+                        .unwrap();
+                    assert_eq!(&in_place[..len], &data[..len], "{what}");
+                    let mut plain = [0u8; 600];
+                    let buf = InOutBuf::new(&expected[..len], &mut plain[..len]).unwrap();
+                    ours.open_inout(nonce, aad, buf, &tag).unwrap();
+                    assert_eq!(&plain[..len], &data[..len], "{what}");
+
+                    let mut bad = tag;
+                    bad[len % 16] ^= 1;
+                    let mut ct = expected;
+                    let r = ours.open_in_place(nonce, aad, &mut ct[..len], &bad);
+                    assert_eq!(r, Err(Error::AuthenticationFailed), "{what}");
+                    assert_eq!(&ct[..len], &expected[..len], "{what}: ciphertext restored");
+                    let mut out = [0xAAu8; 600];
+                    let buf = InOutBuf::new(&expected[..len], &mut out[..len]).unwrap();
+                    let r = ours.open_inout(nonce, aad, buf, &bad);
+                    assert_eq!(r, Err(Error::AuthenticationFailed), "{what}");
+                    assert!(out[..len].iter().all(|&b| b == 0), "{what}: output zeroed");
+                }
+            }
+        }
+    }
+
+    /// A test label without `format!` (no `alloc` in this crate's tests).
+    fn label(backend: Backend, key_len: usize, len: usize) -> impl core::fmt::Display {
+        struct Label(Backend, usize, usize);
+        impl core::fmt::Display for Label {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                write!(f, "{:?}, {}-byte key, {} bytes", self.0, self.1, self.2)
+            }
+        }
+        Label(backend, key_len, len)
+    }
+
     #[test]
     fn counter_wraps_modulo_2_32() {
         let b = inc32(&[0xff; 16]);

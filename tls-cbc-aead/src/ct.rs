@@ -14,27 +14,33 @@ use subtle::Choice;
 /// which made the MAC extraction several times slower).
 #[inline(always)]
 pub(crate) fn barrier(mut x: usize) -> usize {
-    #[cfg(any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "arm",
-        target_arch = "aarch64",
-        target_arch = "riscv32",
-        target_arch = "riscv64"
+    #[cfg(all(
+        not(miri),
+        any(
+            target_arch = "x86",
+            target_arch = "x86_64",
+            target_arch = "arm",
+            target_arch = "aarch64",
+            target_arch = "riscv32",
+            target_arch = "riscv64"
+        )
     ))]
     // SAFETY: the template is empty: no instruction runs, no memory or flag is touched and
     // the stack is not used; the compiler only loses track of what the register holds.
     unsafe {
         core::arch::asm!("/* {0} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
     }
-    #[cfg(not(any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "arm",
-        target_arch = "aarch64",
-        target_arch = "riscv32",
-        target_arch = "riscv64"
-    )))]
+    #[cfg(any(
+        miri,
+        not(any(
+            target_arch = "x86",
+            target_arch = "x86_64",
+            target_arch = "arm",
+            target_arch = "aarch64",
+            target_arch = "riscv32",
+            target_arch = "riscv64"
+        ))
+    ))]
     {
         x = core::hint::black_box(x);
     }
