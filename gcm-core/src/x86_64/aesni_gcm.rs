@@ -19,6 +19,7 @@
 //! aggregated multiplication by `H^n ... H^1`.
 
 use super::clmul::{self, Wide, bswap};
+use super::counters::DeltaCursor;
 use super::{
     AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, load16, read_tail, store16, write_tail,
 };
@@ -47,87 +48,131 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
 }
 
-/// The whitened counter blocks of successive 8-block batches.
+/// The whitened counter blocks of successive 8-block batches, taken in pairs (the bulk
+/// loop's two batches per reduction).
 ///
 /// The general form is `bswap(ctr + i) ^ rk0`: three operations per block. When the
-/// first counter of every batch is `2 mod 8` (always so with a 96-bit nonce, whose first
-/// data counter is 2, stepping by 8), a batch's counters are `8q + 2 ... 8q + 9`. Writing
-/// `W(m) = rk0 ^ bytes(m)` for the byte form of the multiple of 8 `m`, whose low three bits
-/// are zero, `8q + r` for `r < 8` is `bytes(8q) ^ r` in byte 15, so the batch is
-/// `W(8q) ^ 2 ... W(8q) ^ 7, W(8q + 8), W(8q + 8) ^ 1`: one XOR per block, plus three
-/// operations for `W(8q + 8)`, which is also the next batch's `W(8q)`. The additions stay
-/// in the native (byte-reversed) form, so the 32-bit wrap of GCM's counter is kept.
-/// `FAST` may look at the counter's value only when the counter is public (a 96-bit
-/// nonce, or the CTR entry point); for other nonce lengths it is derived from the hash
-/// key, and the general form runs without looking (see `bulk`).
+/// loop starts at a counter that is `2 mod 16` (always so with a 96-bit nonce, whose
+/// first data counter is 2), each pair of batches holds the counters `16p + 2 ...
+/// 16p + 17`. Writing `W(m) = rk0 ^ bytes(m)` for the byte form of a multiple of 16 `m`,
+/// whose low four bits are zero, `16p + r` for `r < 16` is `bytes(16p) ^ r` in byte 15,
+/// so the pair is `W(16p) ^ 2 ... W(16p) ^ 15, W(16p + 16), W(16p + 16) ^ 1`, and
+/// `W(16p + 16) = W(16p) ^ (16p ^ (16p + 16))`, a delta read from the table the VAES
+/// kernels step with (see `counters`): one XOR per block and one per pair, where
+/// building `W(16p + 16)` from the counter takes an add, a byte shuffle and an XOR. In
+/// the two steps out of 64 where the table has no row (a carry out of the low ten bits)
+/// `W(16p + 16)` is built the plain way. `FAST` may look at the counter's value only when
+/// the counter is public (a 96-bit nonce, or the CTR entry point); for other nonce
+/// lengths it is derived from the hash key, and the general form runs without looking
+/// (see `bulk`). Additions stay in the native (byte-reversed) form, so the 32-bit wrap of
+/// GCM's counter is kept.
 #[derive(Clone, Copy)]
 struct Counters<const FAST: bool> {
-    /// The next batch's first counter (general), or its multiple of 8, `8q` (fast).
-    ctr: __m128i,
-    /// `W(8q)` (fast only).
+    /// The native-order counter of the loop's first block.
+    base: __m128i,
+    /// Blocks handed out so far.
+    done: u32,
+    /// `W(16p)` for the current pair (fast only).
     w: __m128i,
+    /// Which delta row the next pair's step reads (fast only).
+    cursor: DeltaCursor,
     rk0: __m128i,
 }
 
 impl<const FAST: bool> Counters<FAST> {
-    /// Starts at the native-order counter `ctr` (whose low lane is `2 mod 8` if `FAST`).
+    /// Starts at the native-order counter `ctr` (whose low lane is `2 mod 16` if `FAST`).
     #[inline]
     #[target_feature(enable = "ssse3")]
     fn new(ctr: __m128i, rk0: __m128i) -> Self {
-        if FAST {
-            let base = _mm_sub_epi32(ctr, _mm_set_epi32(0, 0, 0, 2));
-            Self {
-                ctr: base,
-                w: _mm_xor_si128(bswap(base), rk0),
-                rk0,
-            }
+        let w = if FAST {
+            _mm_xor_si128(bswap(_mm_sub_epi32(ctr, _mm_set_epi32(0, 0, 0, 2))), rk0)
         } else {
-            Self { ctr, w: rk0, rk0 }
+            rk0
+        };
+        Self {
+            base: ctr,
+            done: 0,
+            w,
+            cursor: DeltaCursor::new(_mm_cvtsi128_si32(ctr) as u32, FAST),
+            rk0,
         }
     }
 
-    /// The native-order counter of the first block after the batches taken so far.
+    /// The native-order counter of the first block not handed out yet.
     #[inline]
     #[target_feature(enable = "sse2")]
     fn next_counter(&self) -> __m128i {
-        if FAST {
-            _mm_add_epi32(self.ctr, _mm_set_epi32(0, 0, 0, 2))
-        } else {
-            self.ctr
-        }
+        _mm_add_epi32(self.base, _mm_set_epi32(0, 0, 0, self.done as i32))
     }
 
-    /// The next batch of 8 whitened counter blocks.
+    /// `bswap(ctr + i) ^ rk0` for the 8 blocks from the next one.
     #[inline]
     #[target_feature(enable = "ssse3")]
-    fn next(&mut self) -> [__m128i; BLOCKS] {
-        self.ctr = _mm_add_epi32(self.ctr, _mm_set_epi32(0, 0, 0, BLOCKS as i32));
-        if FAST {
+    fn plain(&self) -> [__m128i; BLOCKS] {
+        let c = self.next_counter();
+        core::array::from_fn(|i| {
+            _mm_xor_si128(
+                bswap(_mm_add_epi32(c, _mm_set_epi32(0, 0, 0, i as i32))),
+                self.rk0,
+            )
+        })
+    }
+
+    /// The first batch of a pair.
+    #[inline]
+    #[target_feature(enable = "ssse3")]
+    fn first(&mut self) -> [__m128i; BLOCKS] {
+        let out = if FAST {
+            core::array::from_fn(|i| _mm_xor_si128(self.w, low(i as i32 + 2)))
+        } else {
+            self.plain()
+        };
+        self.done = self.done.wrapping_add(BLOCKS as u32);
+        out
+    }
+
+    /// The second batch of a pair (after [`Self::first`]); steps to the next pair.
+    #[inline]
+    #[target_feature(enable = "ssse3")]
+    fn second(&mut self) -> [__m128i; BLOCKS] {
+        let out = if FAST {
             let w0 = self.w;
-            let w1 = _mm_xor_si128(bswap(self.ctr), self.rk0);
+            let w1 = match self.cursor.next_row() {
+                // SAFETY: 16 bytes of a 32-byte-aligned table row (see `next_row`).
+                Some(row) => _mm_xor_si128(w0, unsafe { _mm_load_si128(row.cast()) }),
+                // Block 6 of this batch is `16p + 16`.
+                None => _mm_xor_si128(
+                    bswap(_mm_add_epi32(
+                        self.next_counter(),
+                        _mm_set_epi32(0, 0, 0, 6),
+                    )),
+                    self.rk0,
+                ),
+            };
             self.w = w1;
-            // `r` in byte 15 (the top byte of lane 3).
-            let low = |r: i32| _mm_set_epi32(r << 24, 0, 0, 0);
             [
-                _mm_xor_si128(w0, low(2)),
-                _mm_xor_si128(w0, low(3)),
-                _mm_xor_si128(w0, low(4)),
-                _mm_xor_si128(w0, low(5)),
-                _mm_xor_si128(w0, low(6)),
-                _mm_xor_si128(w0, low(7)),
+                _mm_xor_si128(w0, low(10)),
+                _mm_xor_si128(w0, low(11)),
+                _mm_xor_si128(w0, low(12)),
+                _mm_xor_si128(w0, low(13)),
+                _mm_xor_si128(w0, low(14)),
+                _mm_xor_si128(w0, low(15)),
                 w1,
                 _mm_xor_si128(w1, low(1)),
             ]
         } else {
-            let c = _mm_sub_epi32(self.ctr, _mm_set_epi32(0, 0, 0, BLOCKS as i32));
-            core::array::from_fn(|i| {
-                _mm_xor_si128(
-                    bswap(_mm_add_epi32(c, _mm_set_epi32(0, 0, 0, i as i32))),
-                    self.rk0,
-                )
-            })
-        }
+            self.plain()
+        };
+        self.done = self.done.wrapping_add(BLOCKS as u32);
+        out
     }
+}
+
+/// `r` in byte 15 (the top byte of lane 3): the low bits of a big-endian counter.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn low(r: i32) -> __m128i {
+    _mm_set_epi32(r << 24, 0, 0, 0)
 }
 
 /// Rounds 1 to NR of 8 whitened counter blocks, XORed with `input` (no hashing: the
@@ -175,7 +220,7 @@ unsafe fn store8(io: InOut, off: usize, v: &[__m128i; BLOCKS]) {
 /// CTR over all of `io` starting at the (byte-reversed) counter `ctr`; when `HASH`,
 /// GHASH of the ciphertext (output if `ENC`, input otherwise) continuing from `x`.
 /// When the counter is `public`, and only then, its value may pick the XOR-stepped
-/// counters (it must be 2 mod 8, as a 96-bit nonce's first data counter is).
+/// counters (it must be 2 mod 16, as a 96-bit nonce's first data counter is).
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
@@ -187,7 +232,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     x: __m128i,
     io: InOut,
 ) -> __m128i {
-    let fast = public && _mm_cvtsi128_si32(ctr) & 7 == 2;
+    let fast = public && _mm_cvtsi128_si32(ctr) & 15 == 2;
     // SAFETY: forwarded contract.
     let (mut x, ctr, off) = unsafe {
         if fast {
@@ -261,26 +306,31 @@ unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST
         while off + CHUNK <= io.len && off < 2 * CHUNK {
             // SAFETY: `off + CHUNK <= io.len`.
             let input = unsafe { load8(io, off) };
-            let out = aes8::<NR>(rk, counters.next(), &input);
+            let s = if off == 0 {
+                counters.first()
+            } else {
+                counters.second()
+            };
+            let out = aes8::<NR>(rk, s, &input);
             // SAFETY: as above.
             unsafe { store8(io, off, &out) };
             off += CHUNK;
         }
     }
-    // One batch: the products of the hash input by the 8 powers from index `$pw` go into
-    // `$w`; `$with_x` adds `X` to the first block, `$reduce` reduces `$w` into `X`.
+    // One batch, with the counters of the `$half` (first or second) batch of a pair: the
+    // products of the hash input by the 8 powers from index `$pw` go into `$w`; `$with_x` adds `X` to the first block, `$reduce` reduces `$w` into `X`.
     // A macro rather than a function, so that the body is always inlined. Input blocks
     // are loaded where they are used: the hash input through `unshared`, so that on
     // decryption the two loads of a block are not merged into one value held across
     // the rounds.
     macro_rules! batch {
-        ($w:ident, $pw:expr, $with_x:expr, $reduce:expr) => {{
+        ($half:ident, $w:ident, $pw:expr, $with_x:expr, $reduce:expr) => {{
             let hash_src = if ENC {
                 io.dst.cast_const().wrapping_add(hashed)
             } else {
                 io.src.wrapping_add(off)
             };
-            let mut s = counters.next();
+            let mut s = counters.$half();
             for r in 1..NR {
                 for b in s.iter_mut() {
                     *b = _mm_aesenc_si128(*b, rk[r]);
@@ -322,11 +372,11 @@ unsafe fn batches<const NR: usize, const ENC: bool, const HASH: bool, const FAST
     // needed only once per 16 blocks, a whole batch after it was produced.
     let mut w = Wide::zero();
     while off + 2 * CHUNK <= io.len {
-        batch!(w, HPowers::COUNT - 2 * BLOCKS, true, false);
-        batch!(w, HPowers::COUNT - BLOCKS, false, true);
+        batch!(first, w, HPowers::COUNT - 2 * BLOCKS, true, false);
+        batch!(second, w, HPowers::COUNT - BLOCKS, false, true);
     }
     if off + CHUNK <= io.len {
-        batch!(w, HPowers::COUNT - BLOCKS, true, true);
+        batch!(first, w, HPowers::COUNT - BLOCKS, true, true);
     }
     if ENC && HASH {
         // SAFETY: output written above, not written again while the slice lives.
@@ -377,8 +427,8 @@ mod tests {
     use super::*;
 
     /// Decrypts (AES-128, AES-192) or encrypts (AES-256) `buf` in place from the block
-    /// counter `start`, returning the hash, with the fast counters if `public` (the
-    /// starts are 2 mod 8) or the general ones.
+    /// counter `start`, returning the hash, with the fast counters if `public` and the
+    /// start is 2 mod 16, or the general ones.
     #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
     fn run(hk: &HwKey, start: u32, public: bool, buf: &mut [u8]) -> [u8; 16] {
         // Native order: the block counter in the lowest lane, a nonce above it.
@@ -401,9 +451,11 @@ mod tests {
         out
     }
 
-    /// The XOR-stepped counters agree with the general ones from `2 mod 8` starts,
-    /// including a 32-bit wrap inside a batch and at a batch boundary (which a 96-bit
-    /// nonce, starting at 2, reaches only after 64 GiB).
+    /// The XOR-stepped counters agree with the general ones from `2 mod 16` starts,
+    /// including the steps the delta table has no row for (`0x3c2`: the pairs at
+    /// `q = 62, 63` are rebuilt), a 32-bit wrap inside a batch, at a batch boundary and
+    /// at a pair boundary (which a 96-bit nonce, starting at 2, reaches only after
+    /// 64 GiB); `0xfa` and `0xffff_fffa` (10 mod 16) take the general path either way.
     #[test]
     fn fast_counters_match_the_general_ones() {
         let Some(t) = AesNiToken::new() else { return };
@@ -411,7 +463,18 @@ mod tests {
         for key_len in [16, 24, 32] {
             let key: [u8; 32] = core::array::from_fn(|i| i as u8 * 7 + key_len as u8);
             let hk = HwKey::new(&key[..key_len], t);
-            for start in [2u32, 0xfa, 0x1_0002, 0xffff_fffa, 0xffff_fff2, 0xffff_ff82] {
+            let starts = [
+                2u32,
+                0x3c2,
+                0xfa,
+                0x1_0002,
+                0xffff_fffa,
+                0xffff_fff2,
+                0xffff_ffe2,
+                0xffff_ffc2,
+                0xffff_ff82,
+            ];
+            for start in starts {
                 // Under Miri, which is slow, the lengths around one and two batches.
                 let lens: &[usize] = if cfg!(miri) {
                     &[0, 129, 257]

@@ -38,7 +38,8 @@
 //! from ~80% to ~85% of the AES-CTR loop's speed; reading both deltas at constant offsets
 //! (an earlier version chose per vector, which compiled to a dozen branches per
 //! iteration) gained another ~1.3%. The 256-bit kernel steps its counters the same way,
-//! from the same table (see `vaes256_gcm::Counters`).
+//! from the same table (see `vaes256_gcm::Counters`), and the AES-NI kernel steps the
+//! base of each 16-block pair of batches with it (see `aesni_gcm::Counters`).
 
 use core::arch::x86_64::*;
 
@@ -76,7 +77,7 @@ impl DeltaRows {
     }
 }
 
-/// The scalar half of XOR stepping, shared by both VAES kernels: which table row the next
+/// The scalar half of XOR stepping, shared by all three kernels: which table row the next
 /// 16-block step reads, or none when the blocks must be rebuilt the plain way.
 #[derive(Clone, Copy)]
 pub(super) struct DeltaCursor {
