@@ -7,8 +7,8 @@
 #      back end, and the Wycheproof, cross-back-end, bad-input and TLS tests pass on it;
 #   4. constant time under valgrind memcheck (gcm-core: key set-up, seal, open; AES-NI
 #      and portable, plus the control that must be flagged);
-#   5. Miri: gcm-core's unit tests on the AES-NI and portable back ends (raw pointers,
-#      aliasing); skipped with a warning where there is no nightly toolchain;
+#   5. Miri: gcm-core's unit tests on all four back ends (raw pointers, aliasing);
+#      skipped with a warning where there is no nightly toolchain;
 #   6. fuzzing: every cargo-fuzz target for FUZZ_SECONDS (default 30) seconds.
 #
 # Usage: .ci/hardening.sh            (FUZZ_SECONDS=0 skips step 6)
