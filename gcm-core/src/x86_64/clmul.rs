@@ -17,11 +17,15 @@
 //! stored power of the hash key is `H^k·y`, so `mont(a, H^k·y) = a·H^k·y^-127`, the GHASH
 //! product. The powers themselves follow from `mont(H^j·y, H·y) = H^(j+1)·y`.
 //!
-//! A product of two 128-bit values is done schoolbook-style in 64-bit halves: `LO = a0·b0`,
+//! A product of two 128-bit values is done in 64-bit halves: `LO = a0·b0`,
 //! `MI = a0·b1 + a1·b0`, `HI = a1·b1`, so the full product is `LO + MI·y^64 + HI·y^128`.
-//! Karatsuba would save one multiply in four at the price of extra XORs and shuffles on
-//! the same execution port, which is no saving when multiplies are pipelined. The sum of
-//! many such products is reduced once (the reduction is linear), which is what lets
+//! Schoolbook form takes four multiplies; Karatsuba's takes three, `MI = (a0 + a1)·(b0 + b1)
+//! + LO + HI`, at the price of a shuffle and two XORs. Which pays depends on the CPU: where
+//! the multiplier is pipelined one per cycle beside the AES units (Intel), the extra
+//! shuffles compete with the multiplies for the same port and schoolbook wins; where one
+//! 256-bit multiply issues every two cycles (AMD Zen 3 and 4), the multiplies are the
+//! bottleneck and Karatsuba wins (`vaes256_gcm`, with the factors `b0 + b1` precomputed in
+//! [`HXor`]). The sum of many such products is reduced once (the reduction is linear), which is what lets
 //! the kernels hash 8 or 16 blocks with one reduction: `X' = (X + B0)·H^n + B1·H^(n-1) + ...`.
 //!
 //! # Reduction
@@ -32,7 +36,7 @@
 //! at `y^128`: `MI' = MI + swap64(LO) + L·c`. The same step on the low half of `MI'` gives
 //! the result, `HI + swap64(MI') + MI'_lo·c`, already of degree below 128.
 
-use super::{HPowers, load16};
+use super::{HPowers, HXor, load16};
 use core::arch::x86_64::*;
 
 /// `c = y^63 + y^62 + y^57` in the low 64 bits (see the module doc).
@@ -140,6 +144,12 @@ pub(crate) fn powers(h_bytes: __m128i) -> HPowers {
         }
     }
     HPowers(t)
+}
+
+/// The Karatsuba middle factors of the powers: `h0 ^ h1` of each entry, in both halves.
+#[target_feature(enable = "sse2")]
+pub(crate) fn xored_halves(h: &HPowers) -> HXor {
+    HXor(h.0.map(|p| _mm_xor_si128(p, _mm_shuffle_epi32::<0x4e>(p))))
 }
 
 /// `X` after hashing `data` (zero-padded to whole blocks): 8 blocks per reduction.

@@ -154,11 +154,20 @@ impl HPowers {
     pub(crate) const LEN: usize = Self::COUNT + 3;
 }
 
+/// For Karatsuba multiplication by the powers: entry `k` holds the XOR of the two 64-bit
+/// halves of `HPowers` entry `k`, in both halves (zeros past `H^1`, as there). A kernel
+/// that multiplies `a` by `H^n` as `a0·h0`, `a1·h1` and `(a0 ^ a1)·(h0 ^ h1)` reads the
+/// third factor from here at the same index, in any lane and either half.
+#[derive(Clone)]
+#[repr(C, align(64))]
+pub(crate) struct HXor(pub(crate) [__m128i; HPowers::LEN]);
+
 /// Everything a hardware GCM kernel needs, made once per key.
 #[derive(Clone)]
 pub(crate) struct HwKey {
     pub(crate) aes: RoundKeys,
     pub(crate) h: HPowers,
+    pub(crate) hx: HXor,
 }
 
 impl HwKey {
@@ -181,9 +190,13 @@ impl HwKey {
 
     #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
     fn from_round_keys_impl(aes: RoundKeys, _token: AesNiToken) -> Self {
-        let h = aes_ni::encrypt_block(&aes, core::arch::x86_64::_mm_setzero_si128());
+        let h = clmul::powers(aes_ni::encrypt_block(
+            &aes,
+            core::arch::x86_64::_mm_setzero_si128(),
+        ));
         Self {
-            h: clmul::powers(h),
+            hx: clmul::xored_halves(&h),
+            h,
             aes,
         }
     }
