@@ -21,7 +21,8 @@
 use super::clmul::{self, Wide, bswap};
 use super::counters::DeltaCursor;
 use super::{
-    AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, load16, read_tail, store16, write_tail,
+    AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, lengths_block, load16, read_tail,
+    store16, write_tail,
 };
 use core::arch::x86_64::*;
 
@@ -30,8 +31,13 @@ const CHUNK: usize = 16 * BLOCKS;
 
 kernel_entry_points!(AesNiToken, "aes,pclmulqdq,ssse3,sse4.1");
 
+/// The whole of a seal or open (see `kernel_entry_points!`); also the `Vaes256` kernel's
+/// path for messages shorter than its 8-block step.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-unsafe fn gcm<const NR: usize, const ENC: bool>(
+pub(super) unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
     _t: AesNiToken,
     j0: &[u8; 16],
@@ -40,12 +46,177 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     io: InOut,
 ) -> [u8; 16] {
     let j0 = load16(j0);
+    let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
+    if na <= SHORT_AAD_BLOCKS && nc <= SHORT_MSG_BLOCKS {
+        // SAFETY: forwarded contract; the sizes are checked above.
+        return unsafe { short::<NR, ENC>(key, j0, aad, io) };
+    }
     let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
     let x = clmul::update(&key.h, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
     let x = unsafe { bulk::<NR, ENC, true>(key, ctr, nonce96, x, io) };
     finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
+}
+
+/// Associated data of up to 4 blocks and messages of up to 7 take the short path: with
+/// `J0`, at most 8 AES blocks, and at most 12 blocks to hash, within the 16 powers.
+const SHORT_AAD_BLOCKS: usize = 4;
+const SHORT_MSG_BLOCKS: usize = 7;
+
+/// A whole message of a few blocks (see the bounds above): the AES of `J0` (for the tag)
+/// and of the message's counter blocks run side by side, and every GHASH input block
+/// (associated data, ciphertext, lengths) is multiplied by its own power of `H`, from
+/// `H^n` for the first to `H^1` for the lengths, with a single reduction. The general
+/// path reduces after the associated data, after the message and after the lengths
+/// block: for a record of one or two blocks, those three serial reductions and the copies
+/// through the tail buffer are most of the time. Data moves through small stack buffers
+/// with fixed-size copies chosen by the (public) length, not a call to `memcpy`.
+///
+/// # Safety
+/// `io` satisfies the contract of [`InOut::new`]; the associated data is at most
+/// `SHORT_AAD_BLOCKS` blocks and the message at most `SHORT_MSG_BLOCKS`.
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+unsafe fn short<const NR: usize, const ENC: bool>(
+    key: &HwKey,
+    j0: __m128i,
+    aad: &[u8],
+    io: InOut,
+) -> [u8; 16] {
+    let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
+    let mut a = [[0u8; 16]; SHORT_AAD_BLOCKS];
+    // SAFETY: `aad.len() <= 64`, the size of `a`.
+    unsafe { copy_small(aad.as_ptr(), a.as_flattened_mut().as_mut_ptr(), aad.len()) };
+    let mut m = [[0u8; 16]; SHORT_MSG_BLOCKS + 1];
+    // SAFETY: `io.len <= 112` bytes of input; `m` has 128.
+    unsafe { copy_small(io.src, m.as_flattened_mut().as_mut_ptr(), io.len) };
+
+    // J0 in lane 0, then the counters J0 + 1 ... J0 + nc, in as few AES blocks as cover them.
+    let rk = &key.aes.rk;
+    let out = match nc {
+        0 => [
+            aes_ni::encrypt1::<NR>(rk, j0),
+            _mm_setzero_si128(),
+            _mm_setzero_si128(),
+            _mm_setzero_si128(),
+            _mm_setzero_si128(),
+            _mm_setzero_si128(),
+            _mm_setzero_si128(),
+            _mm_setzero_si128(),
+        ],
+        1 => widen(encrypt_from::<NR, 2>(rk, j0)),
+        2 | 3 => widen(encrypt_from::<NR, 4>(rk, j0)),
+        _ => encrypt_from::<NR, 8>(rk, j0),
+    };
+    let tag_mask = out[0];
+    let h = &key.h;
+    let first = HPowers::COUNT - (na + nc + 1);
+    let mut w = Wide::zero();
+    for (j, b) in a[..na].iter().enumerate() {
+        w.mul_add(bswap(load16(b)), h.0[first + j]);
+    }
+    // The bytes of the last block past the message: zero in the ciphertext that is hashed.
+    let tail = io.len % 16;
+    let last_mask = if tail == 0 {
+        _mm_set1_epi8(-1)
+    } else {
+        // SAFETY: 16 bytes of the 32-byte table from `16 - tail`, inside it.
+        unsafe { _mm_loadu_si128(LAST_BLOCK_MASK.as_ptr().add(16 - tail).cast()) }
+    };
+    for (j, b) in m[..nc].iter_mut().enumerate() {
+        let input = load16(b);
+        let mut output = _mm_xor_si128(input, out[1 + j]);
+        if j + 1 == nc {
+            output = _mm_and_si128(output, last_mask);
+        }
+        store16(b, output);
+        let ct = if ENC { output } else { input };
+        w.mul_add(bswap(ct), h.0[first + na + j]);
+    }
+    w.mul_add(lengths_block(aad.len(), io.len), h.0[HPowers::COUNT - 1]);
+    // SAFETY: `io.len` bytes of output; `m` holds at least that many.
+    unsafe { copy_small(m.as_flattened().as_ptr(), io.dst, io.len) };
+    let mut tag = [0u8; 16];
+    store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
+    tag
+}
+
+/// 16 bytes of `0xff` then 16 of zero: a 16-byte load from `16 - r` keeps the first `r`.
+static LAST_BLOCK_MASK: [u8; 32] = {
+    let mut t = [0u8; 32];
+    let mut i = 0;
+    while i < 16 {
+        t[i] = 0xff;
+        i += 1;
+    }
+    t
+};
+
+/// `E(J0)` and the keystream blocks `E(J0 + 1) ... E(J0 + N - 1)`, as `N` chains side by side.
+#[inline]
+#[target_feature(enable = "aes,ssse3,sse4.1")]
+fn encrypt_from<const NR: usize, const N: usize>(rk: &[__m128i; 15], j0: __m128i) -> [__m128i; N] {
+    let native = bswap(j0);
+    let mut s: [__m128i; N] = core::array::from_fn(|i| {
+        _mm_xor_si128(
+            bswap(_mm_add_epi32(native, _mm_set_epi32(0, 0, 0, i as i32))),
+            rk[0],
+        )
+    });
+    for k in &rk[1..NR] {
+        for b in s.iter_mut() {
+            *b = _mm_aesenc_si128(*b, *k);
+        }
+    }
+    for b in s.iter_mut() {
+        *b = _mm_aesenclast_si128(*b, rk[NR]);
+    }
+    s
+}
+
+#[inline(always)]
+fn widen<const N: usize>(v: [__m128i; N]) -> [__m128i; 8] {
+    // SAFETY: an all-zero bit pattern is a valid __m128i.
+    let mut out = [unsafe { core::mem::zeroed::<__m128i>() }; 8];
+    out[..N].copy_from_slice(&v);
+    out
+}
+
+/// Copies `n <= 128` bytes from `src` to `dst` with a few fixed-size copies (two that may
+/// overlap cover any length between their size and twice it), branching only on `n`.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes, not overlapping.
+#[inline(always)]
+pub(super) unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
+    debug_assert!(n <= 128);
+    // SAFETY: every copy below lies inside the first `n` bytes of both buffers, which the
+    // caller guarantees; two copies of one length may overlap each other, and copy the
+    // shared bytes identically.
+    unsafe {
+        macro_rules! two {
+            ($size:literal) => {{
+                core::ptr::copy_nonoverlapping(src, dst, $size);
+                core::ptr::copy_nonoverlapping(src.add(n - $size), dst.add(n - $size), $size);
+            }};
+        }
+        if n >= 16 {
+            let mut i = 0;
+            while i + 16 < n {
+                core::ptr::copy_nonoverlapping(src.add(i), dst.add(i), 16);
+                i += 16;
+            }
+            core::ptr::copy_nonoverlapping(src.add(n - 16), dst.add(n - 16), 16);
+        } else if n >= 8 {
+            two!(8);
+        } else if n >= 4 {
+            two!(4);
+        } else if n >= 2 {
+            two!(2);
+        } else if n == 1 {
+            *dst = *src;
+        }
+    }
 }
 
 /// The whitened counter blocks of successive 8-block batches, taken in pairs (the bulk

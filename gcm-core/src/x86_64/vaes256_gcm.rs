@@ -33,7 +33,8 @@
 use super::clmul::{bswap, bswap_mask};
 use super::counters::DeltaCursor;
 use super::{
-    HPowers, HwKey, InOut, Vaes256Token, aes_ni, finish_tag, load16, read_tail, write_tail,
+    HPowers, HwKey, InOut, Vaes256Token, aes_ni, aesni_gcm, finish_tag, load16, read_tail,
+    write_tail,
 };
 use core::arch::x86_64::*;
 
@@ -82,6 +83,13 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
+    if io.len < CHUNK {
+        // Below one 8-block step this kernel would run only its tail, after broadcasting
+        // the round keys and building sixteen counter blocks; the 128-bit kernel's path
+        // for a few blocks does less (Zen 4: 16 B seal 188 -> 300 MB/s).
+        // SAFETY: forwarded contract; the VAES features include the AES-NI ones.
+        return unsafe { aesni_gcm::gcm::<NR, ENC>(key, t.aesni(), j0, nonce96, aad, io) };
+    }
     let j0 = load16(j0);
     let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
     let x = ghash(&key.h, t, _mm_setzero_si128(), aad);
