@@ -130,6 +130,43 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// The core's clock in GHz while it runs plain integer code, from a chain of dependent
+/// `add`s (one cycle each on every x86 core) timed in thread CPU time: the best of a few
+/// 2-millisecond runs, so that a run interrupted or sharing its core does not count.
+/// `None` off x86_64. An estimate for headers and cycles-per-byte figures, not a
+/// measurement of the clock under the vector loops (`clock-probe` gives that).
+pub fn core_clock_ghz() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        const ADDS: u64 = 100 * 80_000;
+        let mut best = f64::MAX;
+        for _ in 0..8 {
+            let t0 = thread_cpu_ns();
+            let mut n = ADDS / 100;
+            let mut x = 0u64;
+            // SAFETY: register-only arithmetic and a counted loop; no memory, no stack.
+            unsafe {
+                core::arch::asm!(
+                    "2:",
+                    ".rept 100",
+                    "add {x}, 1",
+                    ".endr",
+                    "dec {n}",
+                    "jnz 2b",
+                    x = inout(reg) x,
+                    n = inout(reg) n,
+                    options(nomem, nostack),
+                );
+            }
+            black_box((x, n));
+            best = best.min((thread_cpu_ns() - t0) as f64);
+        }
+        Some(ADDS as f64 / best)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

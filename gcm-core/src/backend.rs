@@ -1,13 +1,24 @@
 //! The back ends, and which one a CPU gets.
 //!
-//! The mapping from CPU bits to a back end is a pure function
-//! ([`select_for_features`]) so that it can be tested against the feature sets of real
-//! CPUs without running on them. Each back end requires every instruction-set extension
-//! its kernels are compiled with, plus the OS register state they touch: a VAES CPU whose
-//! OS does not save ZMM state still gets `Vaes256`, and one without VPCLMULQDQ (QEMU's
-//! `max` model) gets `AesNi`.
+//! The mapping from a CPU to a back end is a pure function ([`select_for_cpu`]) so that
+//! it can be tested against the identities and feature sets of real CPUs without running
+//! on them. Each back end requires every instruction-set extension its kernels are
+//! compiled with, plus the OS register state they touch: a VAES CPU whose OS does not save
+//! ZMM state still gets `Vaes256`, and one without VPCLMULQDQ (QEMU's `max` model) gets
+//! `AesNi`.
+//!
+//! Among the back ends a CPU can run, the widest is preferred, except on the Intel cores
+//! that lower their clock for as long as 512-bit vectors are in use (and for a while
+//! after), which slows everything else on the core: Skylake-SP and its Cascade Lake and
+//! Cooper Lake steppings (family 6 model 0x55), Ice Lake server, client and NNPI (0x6a,
+//! 0x6c, 0x7d, 0x7e, 0x9d) and Tiger Lake (0x8c, 0x8d). These get `Vaes256` where they
+//! can run it (Ice Lake and Tiger Lake; Skylake-SP has no VAES and gets `AesNi` either
+//! way). It is the list the Linux kernel keeps as `zmm_exclusion_list` (now the
+//! `X86_FEATURE_PREFER_YMM` flag) and BoringSSL as `CRYPTO_cpu_avoid_zmm_registers`:
+//! Rocket Lake, Sapphire Rapids and later Intel parts, and AMD from Zen 4 (the first with
+//! AVX-512, whose 512-bit instructions run at full clock), keep `Vaes512`.
 
-use crate::cpu::{self, CpuFeatures};
+use crate::cpu::{self, Cpu, CpuFeatures, Vendor};
 use core::{fmt, str::FromStr};
 
 /// An implementation of AES-GCM for a class of CPUs.
@@ -38,16 +49,40 @@ const VAES512_NEEDS: u32 = VAES256_NEEDS
 const AESNI_NEEDS: u32 =
     CpuFeatures::AES | CpuFeatures::PCLMULQDQ | CpuFeatures::SSSE3 | CpuFeatures::SSE41;
 
-/// The best back end for a CPU with features `f` on this target.
+/// The best back end for a CPU with features `f` on this target, whoever made it.
 pub fn select_for_features(f: CpuFeatures) -> Backend {
-    Backend::ALL
+    select_for_cpu(Cpu {
+        features: f,
+        ..Cpu::default()
+    })
+}
+
+/// The best back end for `cpu` on this target: the first of [`preference`] it can run.
+pub fn select_for_cpu(cpu: Cpu) -> Backend {
+    preference(cpu)
         .into_iter()
-        .find(|b| b.runs_with(f))
+        .find(|b| b.runs_with(cpu.features))
         .unwrap_or(Backend::Portable)
 }
 
+/// Every back end, in the order `cpu` prefers them (see the module documentation).
+pub fn preference(cpu: Cpu) -> [Backend; 4] {
+    use Backend::*;
+    if avoids_zmm(cpu) {
+        [Vaes256, Vaes512, AesNi, Portable]
+    } else {
+        Backend::ALL
+    }
+}
+
+/// Whether `cpu` is one of the Intel cores that slow down under 512-bit vectors.
+pub fn avoids_zmm(cpu: Cpu) -> bool {
+    const MODELS: [u8; 8] = [0x55, 0x6a, 0x6c, 0x7d, 0x7e, 0x9d, 0x8c, 0x8d];
+    cpu.vendor == Vendor::Intel && cpu.family == 6 && MODELS.contains(&cpu.model)
+}
+
 impl Backend {
-    /// Every back end, best first.
+    /// Every back end, widest first.
     pub const ALL: [Backend; 4] = [
         Backend::Vaes512,
         Backend::Vaes256,
@@ -55,9 +90,9 @@ impl Backend {
         Backend::Portable,
     ];
 
-    /// The best back end this CPU supports.
+    /// The best back end for this CPU.
     pub fn detect() -> Backend {
-        select_for_features(cpu::features())
+        select_for_cpu(cpu::cpu())
     }
 
     /// True when this CPU can run the back end.
@@ -65,10 +100,13 @@ impl Backend {
         self.runs_with(cpu::features())
     }
 
-    /// The back ends this CPU supports, best first (`Portable` is always last).
+    /// The back ends this CPU supports, best first ([`Backend::detect`]'s choice first,
+    /// `Portable` always last).
     pub fn available() -> impl Iterator<Item = Backend> {
-        let f = cpu::features();
-        Backend::ALL.into_iter().filter(move |b| b.runs_with(f))
+        let cpu = cpu::cpu();
+        preference(cpu)
+            .into_iter()
+            .filter(move |b| b.runs_with(cpu.features))
     }
 
     /// A short lowercase name: `vaes512`, `vaes256`, `aesni` or `portable`.
@@ -171,6 +209,75 @@ mod tests {
         assert_eq!(pick(ICELAKE & !F::AES), Backend::Portable);
     }
 
+    fn intel(model: u8, bits: u32) -> Backend {
+        select_for_cpu(Cpu {
+            features: F(bits),
+            vendor: Vendor::Intel,
+            family: 6,
+            model,
+        })
+    }
+
+    #[test]
+    fn cpus_that_slow_down_under_zmm_get_256_bit_vectors() {
+        if !cfg!(target_arch = "x86_64") {
+            return;
+        }
+        // Ice Lake server (0x6a, 0x6c), client (0x7d, 0x7e) and Tiger Lake (0x8c, 0x8d):
+        // VAES and AVX-512, and the 256-bit kernel.
+        for model in [0x6a, 0x6c, 0x7d, 0x7e, 0x9d, 0x8c, 0x8d] {
+            assert_eq!(intel(model, ICELAKE), Backend::Vaes256, "model {model:#x}");
+        }
+        // Skylake-SP has AVX-512 but no VAES: AES-NI, as without the list.
+        assert_eq!(
+            intel(
+                0x55,
+                HASWELL | F::AVX512F | F::AVX512BW | F::AVX512VL | F::OS_ZMM
+            ),
+            Backend::AesNi
+        );
+        // Rocket Lake (0xa7), Sapphire Rapids (0x8f), Emerald Rapids (0xcf), Granite
+        // Rapids (0xad) keep the 512-bit kernel.
+        for model in [0xa7, 0x8f, 0xcf, 0xad] {
+            assert_eq!(intel(model, ICELAKE), Backend::Vaes512, "model {model:#x}");
+        }
+        // AMD Zen 4 (family 0x19 model 0x11) and Zen 5 (0x1a): 512-bit; Zen 3: 256-bit.
+        let amd = |family, model, bits| {
+            select_for_cpu(Cpu {
+                features: F(bits),
+                vendor: Vendor::Amd,
+                family,
+                model,
+            })
+        };
+        assert_eq!(amd(0x19, 0x11, ICELAKE), Backend::Vaes512);
+        assert_eq!(amd(0x1a, 0x02, ICELAKE), Backend::Vaes512);
+        assert_eq!(amd(0x19, 0x01, ZEN3), Backend::Vaes256);
+        // The same model numbers from another vendor are not on the list.
+        assert_eq!(
+            select_for_cpu(Cpu {
+                features: F(ICELAKE),
+                vendor: Vendor::Amd,
+                family: 6,
+                model: 0x6a
+            }),
+            Backend::Vaes512
+        );
+        // On a listed CPU whose OS saves no ZMM state, nothing changes: Vaes256.
+        assert_eq!(intel(0x6a, ICELAKE & !F::OS_ZMM), Backend::Vaes256);
+        // The preference order keeps every back end, the listed CPUs' choice first.
+        let icx = Cpu {
+            features: F(ICELAKE),
+            vendor: Vendor::Intel,
+            family: 6,
+            model: 0x6a,
+        };
+        assert_eq!(preference(icx)[0], Backend::Vaes256);
+        let mut sorted = preference(icx);
+        sorted.sort();
+        assert_eq!(sorted, Backend::ALL);
+    }
+
     #[test]
     fn names_round_trip() {
         for b in Backend::ALL {
@@ -182,6 +289,7 @@ mod tests {
 
     #[test]
     fn available_is_consistent_with_detect() {
+        assert_eq!(Backend::available().next(), Some(Backend::detect()));
         let avail: [Option<Backend>; 4] = {
             let mut a = [None; 4];
             for (slot, b) in a.iter_mut().zip(Backend::available()) {

@@ -1,4 +1,4 @@
-//! What the CPU can do, read once per process.
+//! What the CPU is and can do, read once per process.
 //!
 //! The probe is CPUID plus XGETBV, written here rather than taken from `std` or
 //! `cpufeatures` for two reasons: `gcm-core` is `no_std`, and `cpufeatures` 0.3 reports
@@ -6,7 +6,9 @@
 //! the 256-bit VAES back end on exactly the CPUs it exists for (Zen 3, Alder Lake). Here
 //! each instruction-set bit comes straight from CPUID and the OS register-state bits are
 //! kept separately, so that the choice of back end can require precisely what each kernel
-//! uses (see `backend::select_for_features`).
+//! uses (see `backend::select_for_cpu`). The vendor, family and model are read too: a few
+//! CPUs run 512-bit vectors at a lower clock, and get the 256-bit kernel although they
+//! can run the 512-bit one.
 
 /// A set of CPU capabilities relevant to the kernels, as bit flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,34 +38,93 @@ impl CpuFeatures {
     }
 }
 
-/// The features of the CPU this process runs on, probed on first use and cached.
+/// Who made the CPU, from CPUID leaf 0's vendor string.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Vendor {
+    /// `GenuineIntel`.
+    Intel,
+    /// `AuthenticAMD` (and Hygon's `HygonGenuine`, the same cores).
+    Amd,
+    /// Anything else, or not probed (other architectures, Miri).
+    #[default]
+    Other,
+}
+
+/// The CPU's identity and features: what the choice of back end depends on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cpu {
+    /// The instruction sets and OS register state.
+    pub features: CpuFeatures,
+    /// The vendor.
+    pub vendor: Vendor,
+    /// The display family (base family, plus the extended family when the base is 15).
+    pub family: u8,
+    /// The display model (base model, plus the extended model in bits 4..8 for families
+    /// 6 and 15 and above).
+    pub model: u8,
+}
+
+impl Cpu {
+    /// Packs into 64 bits (features, vendor, family, model), for the process-wide cache.
+    const fn pack(self) -> u64 {
+        let vendor = match self.vendor {
+            Vendor::Intel => 1,
+            Vendor::Amd => 2,
+            Vendor::Other => 0,
+        };
+        self.features.0 as u64
+            | (vendor as u64) << 32
+            | (self.family as u64) << 40
+            | (self.model as u64) << 48
+    }
+
+    const fn unpack(v: u64) -> Self {
+        Self {
+            features: CpuFeatures(v as u32),
+            vendor: match (v >> 32) as u8 {
+                1 => Vendor::Intel,
+                2 => Vendor::Amd,
+                _ => Vendor::Other,
+            },
+            family: (v >> 40) as u8,
+            model: (v >> 48) as u8,
+        }
+    }
+}
+
+/// The CPU this process runs on, probed on first use and cached.
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn features() -> CpuFeatures {
-    use core::sync::atomic::{AtomicU32, Ordering};
-    // Bit 31 marks the cache as filled; no feature uses it.
-    const FILLED: u32 = 1 << 31;
-    static CACHE: AtomicU32 = AtomicU32::new(0);
+pub(crate) fn cpu() -> Cpu {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    // Bit 63 marks the cache as filled; `pack` never sets it.
+    const FILLED: u64 = 1 << 63;
+    static CACHE: AtomicU64 = AtomicU64::new(0);
 
     let cached = CACHE.load(Ordering::Relaxed);
     if cached & FILLED != 0 {
-        return CpuFeatures(cached & !FILLED);
+        return Cpu::unpack(cached & !FILLED);
     }
     let probed = probe_x86_64();
-    CACHE.store(probed.0 | FILLED, Ordering::Relaxed);
+    CACHE.store(probed.pack() | FILLED, Ordering::Relaxed);
     probed
 }
 
 /// Other architectures have no kernels here: only the portable back end.
 #[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn cpu() -> Cpu {
+    Cpu::default()
+}
+
+/// The features of the CPU this process runs on.
 pub(crate) fn features() -> CpuFeatures {
-    CpuFeatures(0)
+    cpu().features
 }
 
 /// Under Miri, which cannot execute CPUID or XGETBV, the features are those the build
 /// enables (`-C target-feature`), so that a Miri run with, say, `+aes,+pclmulqdq` checks
 /// the AES-NI kernel's memory accesses and one without checks the portable back end.
 #[cfg(all(target_arch = "x86_64", miri))]
-fn probe_x86_64() -> CpuFeatures {
+fn probe_x86_64() -> Cpu {
     let mut f = 0u32;
     let mut add = |on: bool, bit: u32| {
         if on {
@@ -87,19 +148,31 @@ fn probe_x86_64() -> CpuFeatures {
     );
     add(cfg!(target_feature = "avx512bw"), CpuFeatures::AVX512BW);
     add(cfg!(target_feature = "avx512vl"), CpuFeatures::AVX512VL);
-    CpuFeatures(f)
+    Cpu {
+        features: CpuFeatures(f),
+        ..Cpu::default()
+    }
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[allow(unsafe_code, unused_unsafe)]
-fn probe_x86_64() -> CpuFeatures {
+fn probe_x86_64() -> Cpu {
     use core::arch::x86_64::{__cpuid, __cpuid_count};
 
     let mut f = 0u32;
     // SAFETY: CPUID exists on every x86_64 CPU.
-    let max_leaf = unsafe { __cpuid(0) }.eax;
+    let leaf0 = unsafe { __cpuid(0) };
+    let max_leaf = leaf0.eax;
+    // The vendor string is EBX, EDX, ECX, four ASCII bytes each.
+    let vendor = match (leaf0.ebx, leaf0.edx, leaf0.ecx) {
+        (0x756e_6547, 0x4965_6e69, 0x6c65_746e) => Vendor::Intel, // GenuineIntel
+        (0x6874_7541, 0x6974_6e65, 0x444d_4163) => Vendor::Amd,   // AuthenticAMD
+        (0x6f67_7948, 0x6e65_476e, 0x656e_6975) => Vendor::Amd,   // HygonGenuine
+        _ => Vendor::Other,
+    };
     // SAFETY: as above.
     let leaf1 = unsafe { __cpuid(1) };
+    let (family, model) = display_family_model(leaf1.eax);
     let bit = |reg: u32, n: u32| reg & (1 << n) != 0;
     if bit(leaf1.ecx, 25) {
         f |= CpuFeatures::AES;
@@ -151,7 +224,31 @@ fn probe_x86_64() -> CpuFeatures {
             f |= CpuFeatures::VPCLMULQDQ;
         }
     }
-    CpuFeatures(f)
+    Cpu {
+        features: CpuFeatures(f),
+        vendor,
+        family,
+        model,
+    }
+}
+
+/// The display family and model from CPUID leaf 1's EAX, as Intel's and AMD's manuals
+/// define them: the extended family is added when the base family is 15, and the extended
+/// model prepended for families 6 and 15 and above.
+pub const fn display_family_model(eax: u32) -> (u8, u8) {
+    let base_family = (eax >> 8) & 0xf;
+    let base_model = (eax >> 4) & 0xf;
+    let family = if base_family == 0xf {
+        base_family + ((eax >> 20) & 0xff)
+    } else {
+        base_family
+    };
+    let model = if base_family == 0x6 || base_family == 0xf {
+        ((eax >> 12) & 0xf0) | base_model
+    } else {
+        base_model
+    };
+    (family as u8, model as u8)
 }
 
 /// XCR0, read with the `xsave` target feature enabled for just this instruction.
@@ -161,4 +258,60 @@ fn probe_x86_64() -> CpuFeatures {
 unsafe fn xgetbv0() -> u64 {
     // SAFETY: the caller checked OSXSAVE.
     unsafe { core::arch::x86_64::_xgetbv(0) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn family_and_model_of_real_signatures() {
+        // CPUID.1.EAX of real parts.
+        assert_eq!(display_family_model(0x0003_06c3), (6, 0x3c), "Haswell");
+        assert_eq!(display_family_model(0x0005_0654), (6, 0x55), "Skylake-SP");
+        assert_eq!(display_family_model(0x0006_06a6), (6, 0x6a), "Ice Lake-SP");
+        assert_eq!(
+            display_family_model(0x0008_06f8),
+            (6, 0x8f),
+            "Sapphire Rapids"
+        );
+        assert_eq!(
+            display_family_model(0x00a2_0f10),
+            (0x19, 0x21),
+            "Zen 3 (Vermeer)"
+        );
+        assert_eq!(
+            display_family_model(0x00a0_0f11),
+            (0x19, 0x01),
+            "Zen 3 (Milan)"
+        );
+        assert_eq!(
+            display_family_model(0x00a1_0f11),
+            (0x19, 0x11),
+            "Zen 4 (Genoa)"
+        );
+        assert_eq!(display_family_model(0x0000_0f4a), (0xf, 0x4), "Pentium 4");
+    }
+
+    #[test]
+    fn the_cache_packing_round_trips() {
+        for cpu in [
+            Cpu::default(),
+            Cpu {
+                features: CpuFeatures((1 << 13) - 1),
+                vendor: Vendor::Amd,
+                family: 0x19,
+                model: 0x11,
+            },
+            Cpu {
+                features: CpuFeatures(CpuFeatures::AES),
+                vendor: Vendor::Intel,
+                family: 6,
+                model: 0xff,
+            },
+        ] {
+            assert_eq!(Cpu::unpack(cpu.pack()), cpu);
+            assert_eq!(cpu.pack() >> 63, 0);
+        }
+    }
 }

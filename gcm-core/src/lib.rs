@@ -61,6 +61,16 @@ pub use gcm::{A_MAX, GcmKey, P_MAX, TAG_LEN};
 pub use inout::InOutBuf;
 
 #[doc(hidden)]
-pub use backend::select_for_features as __select_for_features;
+pub use backend::{
+    avoids_zmm as __avoids_zmm, select_for_cpu as __select_for_cpu,
+    select_for_features as __select_for_features,
+};
 #[doc(hidden)]
-pub use cpu::CpuFeatures as __CpuFeatures;
+pub use cpu::{Cpu as __Cpu, CpuFeatures as __CpuFeatures, Vendor as __Vendor};
+
+/// The CPU this process runs on, as the back-end choice sees it (vendor, display family
+/// and model, feature bits): for tools that report where a measurement came from.
+#[doc(hidden)]
+pub fn __this_cpu() -> cpu::Cpu {
+    cpu::cpu()
+}

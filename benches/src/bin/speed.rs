@@ -161,6 +161,35 @@ impl Opts {
     }
 }
 
+/// What the CPU is: its model string, and the vendor, family and model the back-end choice
+/// sees, with the microarchitecture where it is one this project has measured or lists.
+fn cpu_description() -> String {
+    let cpu = gcm_core::__this_cpu();
+    let (vendor, family, model) = (cpu.vendor, cpu.family, cpu.model);
+    let arch = match (vendor, family, model) {
+        (gcm_core::__Vendor::Amd, 0x19, 0x00..=0x0f | 0x20..=0x2f | 0x40..=0x5f) => " (Zen 3)",
+        (gcm_core::__Vendor::Amd, 0x19, 0x10..=0x1f | 0x60..=0x7f | 0xa0..=0xaf) => " (Zen 4)",
+        (gcm_core::__Vendor::Amd, 0x1a, _) => " (Zen 5)",
+        (gcm_core::__Vendor::Intel, 6, 0x55) => " (Skylake-SP / Cascade Lake)",
+        (gcm_core::__Vendor::Intel, 6, 0x6a | 0x6c) => " (Ice Lake-SP)",
+        (gcm_core::__Vendor::Intel, 6, 0x7d | 0x7e) => " (Ice Lake)",
+        (gcm_core::__Vendor::Intel, 6, 0x8c | 0x8d) => " (Tiger Lake)",
+        (gcm_core::__Vendor::Intel, 6, 0x97 | 0x9a) => " (Alder Lake)",
+        (gcm_core::__Vendor::Intel, 6, 0xb7 | 0xba | 0xbf) => " (Raptor Lake)",
+        (gcm_core::__Vendor::Intel, 6, 0x8f) => " (Sapphire Rapids)",
+        (gcm_core::__Vendor::Intel, 6, 0xcf) => " (Emerald Rapids)",
+        (gcm_core::__Vendor::Intel, 6, 0xad | 0xae) => " (Granite Rapids)",
+        _ => "",
+    };
+    let clock = benches::clock::core_clock_ghz()
+        .map(|g| format!("; core clock about {g:.2} GHz (dependent adds, thread CPU time)"))
+        .unwrap_or_default();
+    format!(
+        "{} [{vendor:?} family {family:#x} model {model:#x}{arch}]{clock}",
+        cpu_model()
+    )
+}
+
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -382,10 +411,15 @@ fn run(o: &Opts) -> Result<(), String> {
         .iter()
         .map(|b| b.name())
         .collect();
-    println!("CPU: {}", cpu_model());
+    println!("CPU: {}", cpu_description());
     println!(
-        "our back end: {} (available: {}); peers built in: {}",
+        "our back end: {} ({}; available: {}); peers built in: {}",
         o.backend.unwrap_or_else(ours::default_backend).name(),
+        if o.backend.is_some() {
+            "forced"
+        } else {
+            "chosen for this CPU"
+        },
         available.join(", "),
         peers::names().join(", ")
     );
