@@ -36,9 +36,16 @@ impl CpuFeatures {
     }
 }
 
-/// The features of the CPU this process runs on, probed on first use and cached.
+/// The features of the CPU this process runs on, less any that the constant-time harness
+/// hides (only possible in a MemorySanitizer build; see `ct::hide_cpu_features`).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn features() -> CpuFeatures {
+    CpuFeatures(probed().0 & !crate::ct::hidden_cpu_features())
+}
+
+/// The features of the CPU this process runs on, probed on first use and cached.
+#[cfg(target_arch = "x86_64")]
+fn probed() -> CpuFeatures {
     use core::sync::atomic::{AtomicU32, Ordering};
     // Bit 31 marks the cache as filled; no feature uses it.
     const FILLED: u32 = 1 << 31;
