@@ -124,7 +124,7 @@ fn main() -> ExitCode {
         });
         ledger.group(
             Expect::Clean,
-            "aes::Aes128/192/256 and ghash::GHash",
+            "gcm_core::aes::Aes128/192/256, ghash::GHash",
             name,
             || gcm::primitives(backend),
         );
