@@ -7,14 +7,17 @@
 #      back end, and the Wycheproof, cross-back-end, bad-input and TLS tests pass on it;
 #   4. constant time under valgrind memcheck (gcm-core: key set-up, seal, open; AES-NI
 #      and portable, plus the control that must be flagged);
-#   5. Miri: gcm-core's unit tests on all four back ends (raw pointers, aliasing);
+#   5. constant time under MemorySanitizer, natively: every gcm-core back end and TLS CBC
+#      engine this CPU has (VAES, AVX-512 and SHA-NI included), with its controls;
 #      skipped with a warning where there is no nightly toolchain;
-#   6. fuzzing: every cargo-fuzz target for FUZZ_SECONDS (default 30) seconds.
+#   6. Miri: gcm-core's unit tests on all four back ends (raw pointers, aliasing);
+#      skipped with a warning where there is no nightly toolchain;
+#   7. fuzzing: every cargo-fuzz target for FUZZ_SECONDS (default 30) seconds.
 #
-# Usage: .ci/hardening.sh            (FUZZ_SECONDS=0 skips step 6)
+# Usage: .ci/hardening.sh            (FUZZ_SECONDS=0 skips step 7)
 # Needs what .ci/run has (valgrind, python3); installs qemu-user and cargo-fuzz if missing.
-# About 15 minutes on 2 cores from a warm `cargo test --workspace` build (Miri takes
-# about 8 of them).
+# About 20 minutes on 2 cores from a warm `cargo test --workspace` build (Miri takes
+# about 8 of them, MemorySanitizer's two instrumented builds about 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -39,6 +42,9 @@ bash .ci/qemu.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
 step "constant time under valgrind (gcm-core)"
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 bash .ci/ct-gcm.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
+
+step "constant time under MemorySanitizer (every back end and engine this CPU has)"
+bash .ci/ct-msan.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
 
 step "Miri (gcm-core)"
 bash .ci/miri.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'

@@ -99,7 +99,7 @@ macro_rules! aes_type {
                         Engine::AesNi(schedules(key, t), t)
                     }
                     Backend::Portable => Engine::Portable(
-                        <$portable as KeyInit>::new_from_slice(key)
+                        crate::portable::rustcrypto_aes::<$portable>(key)
                             .map_err(|_| Error::InvalidKeyLength)?,
                     ),
                     #[allow(unreachable_patterns)]

@@ -92,9 +92,18 @@ impl Cpu {
     }
 }
 
-/// The CPU this process runs on, probed on first use and cached.
+/// The CPU this process runs on, less any features that the constant-time harness hides
+/// (only possible in a MemorySanitizer build; see `ct::hide_cpu_features`).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn cpu() -> Cpu {
+    let mut cpu = probed();
+    cpu.features.0 &= !crate::ct::hidden_cpu_features();
+    cpu
+}
+
+/// The CPU this process runs on, probed on first use and cached.
+#[cfg(target_arch = "x86_64")]
+fn probed() -> Cpu {
     use core::sync::atomic::{AtomicU64, Ordering};
     // Bit 63 marks the cache as filled; `pack` never sets it.
     const FILLED: u64 = 1 << 63;

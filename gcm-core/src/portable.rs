@@ -37,6 +37,27 @@ pub(crate) struct Key {
     ghash: ghash::GHash,
 }
 
+/// A RustCrypto AES cipher keyed with `key`, or an error if `key` has the wrong length.
+///
+/// Under MemorySanitizer (`cfg(ct_msan)`), the `aes` crate's AES-NI key schedule is run
+/// through `ct::msan::opaque`: it uses AESKEYGENASSIST, which the sanitizer does not
+/// model (it would report the key and return a clean schedule). Its software schedule,
+/// on CPUs without AES-NI, is checked as it is.
+pub(crate) fn rustcrypto_aes<C: KeyInit>(key: &[u8]) -> Result<C, cipher::InvalidLength> {
+    if key.len() != C::key_size() {
+        return Err(cipher::InvalidLength);
+    }
+    #[cfg(ct_msan)]
+    if aes::hardware_accelerated() {
+        let mut copy = [0u8; 32];
+        copy[..key.len()].copy_from_slice(key);
+        return Ok(crate::ct::msan::opaque(copy, |k| {
+            C::new(&Array::try_from(&k[..C::key_size()]).expect("length checked above"))
+        }));
+    }
+    Ok(C::new(&Array::try_from(key).expect("length checked above")))
+}
+
 /// Counter-mode blocks produced per AES call.
 const CTR_BLOCKS: usize = 8;
 
@@ -44,9 +65,9 @@ impl Key {
     /// `key` must be 16, 24 or 32 bytes (checked by the caller).
     pub(crate) fn new(key: &[u8]) -> Self {
         Self::from_cipher(match key.len() {
-            16 => AnyAes::A128(aes::Aes128::new(&Array::try_from(key).expect("16 bytes"))),
-            24 => AnyAes::A192(aes::Aes192::new(&Array::try_from(key).expect("24 bytes"))),
-            _ => AnyAes::A256(aes::Aes256::new(&Array::try_from(key).expect("32 bytes"))),
+            16 => AnyAes::A128(rustcrypto_aes(key).expect("16 bytes")),
+            24 => AnyAes::A192(rustcrypto_aes(key).expect("24 bytes")),
+            _ => AnyAes::A256(rustcrypto_aes(key).expect("32 bytes")),
         })
     }
 

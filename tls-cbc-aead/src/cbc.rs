@@ -26,6 +26,9 @@ pub(crate) trait CbcCipher {
         None
     }
 
+    /// Which implementation runs the cipher (for the constant-time harness's report).
+    fn engine_name(&self) -> &'static str;
+
     /// A chaining value from exactly one block of bytes (an IV).
     fn block_from(bytes: &[u8]) -> Self::Block {
         let mut block = Self::Block::default();
@@ -50,6 +53,9 @@ macro_rules! cbc_via_gcm_core {
                 let (blocks, rest) = data.as_chunks_mut::<16>();
                 debug_assert!(rest.is_empty());
                 <$ty>::cbc_decrypt(self, iv, blocks);
+            }
+            fn engine_name(&self) -> &'static str {
+                self.backend().name()
             }
             $($keys)?
         }
@@ -81,6 +87,10 @@ impl CbcCipher for des::TdesEde3 {
             self.encrypt_block(block.into());
             *iv = *block;
         }
+    }
+
+    fn engine_name(&self) -> &'static str {
+        "des crate"
     }
 
     fn cbc_decrypt(&self, iv: &mut [u8; 8], data: &mut [u8]) {

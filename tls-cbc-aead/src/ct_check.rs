@@ -1,13 +1,15 @@
-//! Annotations for checking constant time under valgrind memcheck (feature `ct-check`).
+//! Annotations for checking constant time under valgrind memcheck (feature `ct-check`) or
+//! MemorySanitizer (`--cfg ct_msan`, the build of `.ci/ct-msan.sh`).
 //!
-//! Memcheck reports a conditional jump or a memory address that depends on undefined
-//! bytes. Marking secret data "undefined" therefore turns memcheck into a checker for
-//! secret-dependent branches and indices; a value that may legitimately become public (the
-//! accept bit, the plaintext length) is marked "defined" again at the point where it is
-//! declassified. The client requests themselves (valgrind's x86_64 magic sequence in
-//! inline asm, a no-op outside valgrind) live in one place, `gcm_core::ct`, which this
-//! crate's `ct-check` feature switches on; without it, or on other targets, every function
-//! here is empty.
+//! Both checkers report a conditional jump or a memory address that depends on undefined
+//! ("poisoned") bytes. Marking secret data undefined therefore turns them into checkers
+//! for secret-dependent branches and indices; a value that may legitimately become public
+//! (the accept bit, the plaintext length) is marked defined again at the point where it is
+//! declassified. The requests themselves live in one place, `gcm_core::ct`, which picks
+//! the checker the build is for; in other builds every function here is empty.
+//!
+//! [`Engines`] (from each suite's `ct_engines`) says which implementations a key chose,
+//! so that the MemorySanitizer harness can list what it covered.
 
 /// Tells memcheck that `bytes` hold secret data: any branch or address computed from them
 /// is reported.
@@ -34,4 +36,52 @@ pub fn declassify<T: Copy>(value: &mut T) {
 #[inline]
 pub fn running_on_valgrind() -> bool {
     gcm_core::ct::running_on_valgrind()
+}
+
+/// Whether the constant-time harness hides any of the CPU feature bits `bits` (only
+/// possible in a MemorySanitizer build; see `gcm_core::ct::hide_cpu_features`).
+#[inline]
+pub(crate) fn hidden(bits: u32) -> bool {
+    gcm_core::ct::hidden_cpu_features() & bits != 0
+}
+
+/// What a key chose when it was made: the implementations its records run on. The
+/// constant-time harness prints these, so that it can say which engines it covered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Engines {
+    /// The block cipher: a `gcm_core` back end (`vaes512`, `vaes256`, `aesni`,
+    /// `portable`), or `des crate`.
+    pub cipher: &'static str,
+    /// The hash compression: `sha1 crate`, `sha2 crate` or `sha512_x86`.
+    pub hash: &'static str,
+    /// Seal: `plain`, or `stitched` (CBC encryption run inside the hash rounds).
+    pub seal: &'static str,
+    /// Open: `baseline`, or `avx2` (the same code built for AVX2).
+    pub open: &'static str,
+}
+
+impl Engines {
+    pub(crate) fn of<C: crate::cbc::CbcCipher, H: crate::digest::HashAlg>(
+        cipher: &C,
+        mac: &crate::hmac_key::HmacKey<H>,
+    ) -> Self {
+        use crate::record::{OpenPath, SealPath};
+        Engines {
+            cipher: cipher.engine_name(),
+            hash: H::engine_name(mac.engine()),
+            // Seal stitches only when the cipher hands out AES-NI round keys as well.
+            seal: match mac.seal_path {
+                SealPath::Plain => "plain",
+                #[cfg(target_arch = "x86_64")]
+                SealPath::Stitched if cipher.aes256_round_keys().is_some() => "stitched",
+                #[cfg(target_arch = "x86_64")]
+                SealPath::Stitched => "plain",
+            },
+            open: match mac.open_path {
+                OpenPath::Baseline => "baseline",
+                #[cfg(target_arch = "x86_64")]
+                OpenPath::Avx2 => "avx2",
+            },
+        }
+    }
 }

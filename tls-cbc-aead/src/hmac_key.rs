@@ -58,6 +58,11 @@ impl<H: HashAlg> HmacKey<H> {
         }
     }
 
+    /// The compression function this key runs.
+    pub(crate) fn engine(&self) -> H::Engine {
+        self.engine
+    }
+
     /// The inner hash, positioned after the key block.
     fn inner(&self) -> Stream<H> {
         Stream::resume(self.engine, self.inner, 1)

@@ -33,14 +33,15 @@
 //! ```
 //!
 //! Constant time is checked under valgrind memcheck by `tests/ct_valgrind.rs`, run through
-//! `ct-check.sh`. valgrind cannot execute AVX-512, so there SHA-384 keys use the sha2
-//! crate's compression; on CPUs with AVX-512VL they use this crate's own (`sha512_x86`,
-//! chosen once per key), which is straight-line code with no data-dependent branch or
-//! memory index, outside the valgrind check.
+//! `ct-check.sh`; valgrind cannot execute AVX-512, so there SHA-384 keys use the sha2
+//! crate's compression. The workspace's MemorySanitizer harness (`ct/`, run by
+//! `.ci/ct-msan.sh`) runs natively and checks seal and open of every suite on every engine
+//! the CPU has, this crate's own SHA-512 compression (`sha512_x86`, chosen once per key
+//! on CPUs with AVX-512VL) and the stitched AES-256-CBC-SHA384 seal included.
 //!
 //! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
 //! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see
-//! [`ct_check`]).
+//! [`ct_check`]; the MemorySanitizer build uses them through `--cfg ct_msan` instead).
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -138,7 +138,7 @@ pub(crate) enum OpenPath {
 impl OpenPath {
     pub(crate) fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
-        if avx2_cpuid::get() {
+        if avx2_cpuid::get() && !crate::ct_check::hidden(gcm_core::__CpuFeatures::AVX2) {
             return OpenPath::Avx2;
         }
         OpenPath::Baseline

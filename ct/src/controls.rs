@@ -1,0 +1,126 @@
+//! Controls: code that leaks, on purpose, which the sanitizer must report. If one of
+//! them goes unreported, a clean result elsewhere proves nothing.
+
+use std::hint::black_box;
+
+use gcm_core::{Backend, GcmKey};
+
+use crate::check::{Expect, Ledger, Rng, secret};
+use crate::say;
+
+/// A table the compiler cannot fold: every entry differs.
+static SBOX: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).wrapping_mul(167).wrapping_add(13);
+        i += 1;
+    }
+    t
+};
+
+/// Something to do in a branch, so that the branch stays a branch (with nothing but
+/// arithmetic inside, LLVM would make a select of it, which is no branch at all).
+#[inline(never)]
+fn taken(counter: &mut usize) {
+    *counter = black_box(*counter + 1);
+}
+
+/// Branches on a secret byte.
+#[inline(never)]
+fn branch_on_secret(x: &[u8]) -> usize {
+    let mut n = 0;
+    for &b in x {
+        if b > 0x80 {
+            taken(&mut n);
+        }
+    }
+    n
+}
+
+/// Indexes a table with a secret byte.
+#[inline(never)]
+fn index_by_secret(x: &[u8]) -> u8 {
+    let table = black_box(&SBOX);
+    x.iter().fold(0, |acc, &b| acc ^ table[usize::from(b)])
+}
+
+/// A tag check written the obvious way: slice `==` stops at the first differing byte.
+fn leaky_tag_check() -> usize {
+    let mut rng = Rng::new(1);
+    let mut key = rng.bytes(16);
+    secret(&mut key);
+    let k = GcmKey::new_with_backend(&key, Backend::Portable).expect("portable");
+    let mut buf = rng.bytes(32);
+    let tag = k.seal_in_place(&[0; 12], b"", &mut buf).expect("seal");
+    let guess = [0u8; 16];
+    let len = black_box(16);
+    if tag[..len] == guess[..len] {
+        let mut n = 0;
+        taken(&mut n);
+    }
+    1
+}
+
+/// Three-way XOR through VPTERNLOG without the shadow-propagating wrapper: the sanitizer
+/// checks its operands strictly, which is why the kernels wrap it (`ct::msan`).
+#[cfg(target_arch = "x86_64")]
+fn bare_ternary_logic() -> usize {
+    use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_ternarylogic_epi64};
+
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    fn xor3(x: &[u8; 96]) -> [u8; 32] {
+        // SAFETY: `x` is 96 readable bytes; the loads are unaligned.
+        let v: [__m256i; 3] =
+            core::array::from_fn(|i| unsafe { _mm256_loadu_si256(x[32 * i..].as_ptr().cast()) });
+        let r = _mm256_ternarylogic_epi64::<0x96>(v[0], v[1], v[2]);
+        // SAFETY: a vector is 32 plain bytes.
+        unsafe { core::mem::transmute::<__m256i, [u8; 32]>(r) }
+    }
+    let mut x = [7u8; 96];
+    secret(&mut x);
+    // SAFETY: the caller checked AVX2, AVX-512F and AVX-512VL.
+    black_box(unsafe { xor3(&x) });
+    1
+}
+
+/// Runs `leak` on four secret bytes (a report per byte and branch or load).
+fn on_secret_bytes(rng: &mut Rng, leak: fn(&[u8]) -> usize) -> usize {
+    let mut x = rng.bytes(4);
+    secret(&mut x);
+    black_box(leak(&x));
+    1
+}
+
+pub fn run(ledger: &mut Ledger) {
+    let mut rng = Rng::new(7);
+    ledger.group(
+        Expect::Reported,
+        "control: branch on a secret",
+        "harness",
+        || on_secret_bytes(&mut rng, branch_on_secret),
+    );
+    ledger.group(
+        Expect::Reported,
+        "control: table index by a secret",
+        "harness",
+        || on_secret_bytes(&mut rng, |x| usize::from(index_by_secret(x))),
+    );
+    ledger.group(
+        Expect::Reported,
+        "control: tag compared with ==",
+        "portable",
+        leaky_tag_check,
+    );
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512vl") && std::is_x86_feature_detected!("avx2") {
+        ledger.group(
+            Expect::Reported,
+            "control: VPTERNLOG not wrapped",
+            "harness",
+            bare_ternary_logic,
+        );
+    } else {
+        say!("ct-msan: control: VPTERNLOG not wrapped: not on this CPU (no AVX-512VL)");
+    }
+}
