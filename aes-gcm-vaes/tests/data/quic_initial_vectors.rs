@@ -6,6 +6,7 @@
 // `tests/quic_packets.rs` and the unit tests of `src/rustls/quic.rs` (`include!`).
 
 /// One Initial packet of an RFC's example, unprotected and protected.
+#[derive(Debug)]
 pub struct InitialPacket {
     pub key: &'static [u8],
     pub iv: &'static [u8],
@@ -33,6 +34,7 @@ impl InitialPacket {
 }
 
 /// The client's and the server's Initial packet of one RFC.
+#[derive(Debug)]
 pub struct InitialVectors {
     pub rfc: &'static str,
     pub dcid: [u8; 8],
