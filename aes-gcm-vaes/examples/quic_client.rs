@@ -23,9 +23,9 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
 #[path = "common/quic.rs"]
-mod common;
+mod quic_common;
 
-use common::{quic_provider, suite_names};
+use quic_common::{quic_provider, suite_names};
 
 const USAGE: &str = "usage: quic_client HOST:PORT [--sni NAME] [--cafile PEM] [--suite NAME]
                    [--alpn PROTOCOL] [--send TEXT | --bytes N [--key-update]]";

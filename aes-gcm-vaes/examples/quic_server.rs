@@ -17,13 +17,14 @@ use std::sync::Arc;
 use aes_gcm_vaes::rustls::quic;
 use quinn::crypto::rustls::QuicServerConfig;
 use quinn::{Endpoint, ServerConfig};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
+#[path = "common/identity.rs"]
+mod identity;
 #[path = "common/quic.rs"]
-mod common;
+mod quic_common;
 
-use common::{quic_provider, suite_names};
+use identity::identity;
+use quic_common::{quic_provider, suite_names};
 
 const USAGE: &str =
     "usage: quic_server [--addr HOST:PORT] [--cert PEM --key PEM] [--write-cert PATH]
@@ -70,31 +71,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
-
-fn identity(args: &Args) -> Result<Identity, Box<dyn std::error::Error>> {
-    if let (Some(cert), Some(key)) = (&args.cert, &args.key) {
-        let chain = CertificateDer::pem_file_iter(cert)?.collect::<Result<Vec<_>, _>>()?;
-        return Ok((chain, PrivateKeyDer::from_pem_file(key)?));
-    }
-    // A throwaway ECDSA P-256 certificate, so the example runs with no files at all.
-    let key = rcgen::KeyPair::generate()?;
-    let cert =
-        rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])?
-            .self_signed(&key)?;
-    match &args.write_cert {
-        Some(path) => {
-            std::fs::write(path, cert.pem())?;
-            eprintln!("self-signed certificate for localhost written to {path}");
-        }
-        None => eprintln!("self-signed certificate for localhost:\n{}", cert.pem()),
-    }
-    Ok((
-        vec![cert.der().clone()],
-        PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
-    ))
-}
-
 /// Echoes one bidirectional stream; returns the number of bytes echoed.
 async fn echo(
     mut send: quinn::SendStream,
@@ -138,7 +114,11 @@ async fn serve(incoming: quinn::Incoming) -> Result<(), Box<dyn std::error::Erro
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let (chain, key) = identity(&args)?;
+    let (chain, key) = identity(
+        args.cert.as_deref(),
+        args.key.as_deref(),
+        args.write_cert.as_deref(),
+    )?;
     let provider = quic_provider(args.suite.as_deref())?;
     let names = suite_names(&provider);
     let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(provider))
