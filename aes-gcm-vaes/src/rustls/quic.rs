@@ -275,15 +275,21 @@ impl<C: HeaderCipher> HeaderProtectionKey<C> {
         packet_number: &mut [u8],
         direction: Direction,
     ) -> Result<(), Error> {
-        let mut block = Block::<C>::try_from(sample)
-            .map_err(|_| Error::General(String::from("sample of invalid length")))?;
+        // Borrowed as a whole array and copied in one piece: a byte-wise copy would be
+        // stored in parts and then loaded as one vector, which stalls store forwarding.
+        let Ok(sample) = <&[u8; SAMPLE_LEN]>::try_from(sample) else {
+            return Err(Error::General(String::from("sample of invalid length")));
+        };
         if packet_number.len() > MAX_PN_LEN {
             return Err(Error::General(String::from("packet number too long")));
         }
-        let cipher = self.cipher.as_ref().ok_or(match direction {
-            Direction::Protect => Error::EncryptError,
-            Direction::Unprotect => Error::DecryptError,
-        })?;
+        let Some(cipher) = &self.cipher else {
+            return Err(match direction {
+                Direction::Protect => Error::EncryptError,
+                Direction::Unprotect => Error::DecryptError,
+            });
+        };
+        let mut block = Block::<C>::from(*sample);
         cipher.encrypt_block(&mut block);
         let mask: [u8; SAMPLE_LEN] = block.into();
 
