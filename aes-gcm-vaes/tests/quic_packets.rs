@@ -2,8 +2,9 @@
 //! suites: the sample Initial packets of RFC 9001 Appendix A (and of RFC 9369, QUIC
 //! version 2), step by step. The keys come from `quic_suite().keys(..)` of
 //! `aes_gcm_vaes::rustls::TLS13_AES_128_GCM_SHA256`, which is rustls's (ring's) HKDF
-//! feeding this crate's `quic::Algorithm`; the published key, IV and header-protection
-//! key are checked on their own with RustCrypto's AES and this crate's AES-GCM.
+//! feeding this crate's `quic::Algorithm`. The published key, IV and header-protection
+//! key are checked against the published packet with RustCrypto's AES and this crate's
+//! AES-GCM `aead` API, and the derived keys against them on other packets and samples.
 
 use aes_gcm_vaes::aead::{AeadInOut, KeyInit};
 use aes_gcm_vaes::aes::cipher::BlockCipherEncrypt;
@@ -29,38 +30,84 @@ fn pn_offset(p: &InitialPacket) -> usize {
     p.header.len() - (usize::from(p.header[0] & 3) + 1)
 }
 
-/// The RFC's own arithmetic, with nothing of ours: AES-GCM under the published key and
-/// IV (this crate's `aead` API), and the mask as AES-ECB under the published `hp` key
-/// (RustCrypto's `aes`).
-fn published_values_agree_with_each_other(p: &InitialPacket) {
+/// AES-GCM under the published key and IV (this crate's `aead` API, not the QUIC code):
+/// `payload` sealed in place as packet `pn` under `header`; returns the tag.
+fn seal_with_published_key(
+    p: &InitialPacket,
+    pn: u64,
+    header: &[u8],
+    payload: &mut [u8],
+) -> Vec<u8> {
     let mut nonce = [0u8; 12];
     nonce.copy_from_slice(p.iv);
-    for (n, b) in nonce[4..].iter_mut().zip(p.packet_number.to_be_bytes()) {
+    for (n, b) in nonce[4..].iter_mut().zip(pn.to_be_bytes()) {
         *n ^= b;
     }
     let gcm = aes_gcm_vaes::Aes128Gcm::new_from_slice(p.key).unwrap();
-    let mut payload = p.payload();
     let tag = gcm
-        .encrypt_inout_detached(&nonce.into(), p.header, payload.as_mut_slice().into())
+        .encrypt_inout_detached(&nonce.into(), header, payload.into())
         .unwrap();
+    tag.to_vec()
+}
+
+/// AES-ECB under the published `hp` key (RustCrypto's `aes`).
+fn mask_with_published_hp(p: &InitialPacket, sample: &[u8]) -> [u8; 16] {
+    let aes = aes_gcm_vaes::aes::Aes128::new_from_slice(p.hp).unwrap();
+    let mut block = <[u8; 16]>::try_from(sample).unwrap().into();
+    aes.encrypt_block(&mut block);
+    block.into()
+}
+
+/// The RFC's own arithmetic, with nothing of the QUIC code: the published key and IV
+/// seal the published packet, and the published `hp` key turns the sample into the mask.
+fn published_values_agree_with_each_other(p: &InitialPacket) {
+    let mut payload = p.payload();
+    let tag = seal_with_published_key(p, p.packet_number, p.header, &mut payload);
     let body = &p.packet[p.header.len()..];
     assert_eq!(&payload[..], &body[..payload.len()]);
     assert_eq!(&tag[..], &body[payload.len()..]);
-    assert_eq!(
-        &payload[4 - (p.header.len() - pn_offset(p))..][..16],
-        p.sample
-    );
+    let sample_at = 4 - (p.header.len() - pn_offset(p));
+    assert_eq!(&payload[sample_at..][..16], p.sample);
+    assert_eq!(&mask_with_published_hp(p, p.sample)[..5], p.mask);
+}
 
-    let aes = aes_gcm_vaes::aes::Aes128::new_from_slice(p.hp).unwrap();
-    let mut block = <[u8; 16]>::try_from(p.sample).unwrap().into();
-    aes.encrypt_block(&mut block);
-    assert_eq!(&block[..5], p.mask);
+/// The keys rustls derived through our algorithm are the published ones: other packets
+/// (other numbers, headers, lengths) seal as the published key and IV seal them, and
+/// other samples mask as the published `hp` key masks them.
+fn derived_keys_are_the_published_ones(p: &InitialPacket, tx: &DirectionalKeys, what: &str) {
+    for (pn, len) in [
+        (0u64, 0usize),
+        (7, 1),
+        (1 << 40, 100),
+        (u64::MAX >> 2, 1500),
+    ] {
+        let header = [0x40, 1, 2, 3, (pn & 0xff) as u8];
+        let plain: Vec<u8> = (0..len).map(|i| (i * 13) as u8).collect();
+        let (mut theirs, mut ours) = (plain.clone(), plain);
+        let tag = seal_with_published_key(p, pn, &header, &mut theirs);
+        let t = tx.packet.encrypt_in_place(pn, &header, &mut ours).unwrap();
+        assert_eq!(ours, theirs, "{what}: key and IV, pn {pn}");
+        assert_eq!(t.as_ref(), &tag[..], "{what}: key and IV, pn {pn}");
+    }
+    for seed in 0..8u8 {
+        let sample: [u8; 16] = core::array::from_fn(|i| (i as u8).wrapping_mul(29) ^ seed);
+        let mask = mask_with_published_hp(p, &sample);
+        // A short header with a 4-byte packet number: 5 bits of the first byte and all
+        // 4 bytes of the number take the mask.
+        let (mut first, mut pn) = (0x43u8, [0u8; 4]);
+        tx.header
+            .encrypt_in_place(&sample, &mut first, &mut pn)
+            .unwrap();
+        assert_eq!(first, 0x43 ^ (mask[0] & 0x1f), "{what}: hp key");
+        assert_eq!(pn, mask[1..5], "{what}: hp key");
+    }
 }
 
 /// Seals and masks `p` with `tx` one step at a time, checking each against the RFC, then
 /// opens the RFC's packet with `rx`.
 fn check_packet(p: &InitialPacket, tx: &DirectionalKeys, rx: &DirectionalKeys, what: &str) {
     published_values_agree_with_each_other(p);
+    derived_keys_are_the_published_ones(p, tx, what);
     let pn_offset = pn_offset(p);
 
     // Packet protection (RFC 9001 §5.3).
