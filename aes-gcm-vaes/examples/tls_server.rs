@@ -14,9 +14,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aes_gcm_vaes::rustls::provider;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
+
+#[path = "common/identity.rs"]
+mod common;
+
+use common::identity;
 
 const USAGE: &str =
     "usage: tls_server [--addr HOST:PORT] [--cert PEM --key PEM] [--write-cert PATH] [--once]";
@@ -55,31 +58,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
-
-fn identity(args: &Args) -> Result<Identity, Box<dyn std::error::Error>> {
-    if let (Some(cert), Some(key)) = (&args.cert, &args.key) {
-        let chain = CertificateDer::pem_file_iter(cert)?.collect::<Result<Vec<_>, _>>()?;
-        return Ok((chain, PrivateKeyDer::from_pem_file(key)?));
-    }
-    // A throwaway ECDSA P-256 certificate, so the example runs with no files at all.
-    let key = rcgen::KeyPair::generate()?;
-    let cert =
-        rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])?
-            .self_signed(&key)?;
-    match &args.write_cert {
-        Some(path) => {
-            std::fs::write(path, cert.pem())?;
-            eprintln!("self-signed certificate for localhost written to {path}");
-        }
-        None => eprintln!("self-signed certificate for localhost:\n{}", cert.pem()),
-    }
-    Ok((
-        vec![cert.der().clone()],
-        PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
-    ))
-}
-
 fn serve(config: Arc<ServerConfig>, sock: TcpStream) -> Result<u64, Box<dyn std::error::Error>> {
     sock.set_read_timeout(Some(Duration::from_secs(60)))?;
     let peer = sock.peer_addr()?;
@@ -116,7 +94,11 @@ fn serve(config: Arc<ServerConfig>, sock: TcpStream) -> Result<u64, Box<dyn std:
 }
 
 fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let (chain, key) = identity(&args)?;
+    let (chain, key) = identity(
+        args.cert.as_deref(),
+        args.key.as_deref(),
+        args.write_cert.as_deref(),
+    )?;
     let config = Arc::new(
         ServerConfig::builder_with_provider(Arc::new(provider()))
             .with_safe_default_protocol_versions()?

@@ -3,9 +3,9 @@
 //!
 //! Only the AEAD is ours. Key exchange, signatures, the transcript hash, HKDF (TLS 1.3)
 //! and the PRF (TLS 1.2) are taken from rustls's *ring* provider by lifting the pieces
-//! out of ring's own suite statics, so the handshake is exactly ring's. QUIC packet
-//! protection (the `quic` field of the TLS 1.3 suites) also stays on ring: rustls asks
-//! for it only on QUIC connections, which do not use TLS records.
+//! out of ring's own suite statics, so the handshake is exactly ring's. The TLS 1.3
+//! suites also carry QUIC packet and header protection on this crate's AES (the
+//! [`quic`] module), which rustls hands to QUIC stacks such as quinn.
 //!
 //! Records are sealed and opened where rustls keeps them: the encrypter writes into
 //! the [`PrefixedPayload`] rustls sizes for it (capacity covers the tag, so it never
@@ -35,6 +35,8 @@
 //! ```
 
 extern crate alloc;
+
+pub mod quic;
 
 use alloc::boxed::Box;
 use core::marker::PhantomData;
@@ -370,6 +372,7 @@ const fn ring12(suite: SupportedCipherSuite) -> &'static Tls12CipherSuite {
 const fn tls13_suite(
     ring: &'static Tls13CipherSuite,
     aead_alg: &'static dyn Tls13AeadAlgorithm,
+    quic: &'static dyn rustls::quic::Algorithm,
 ) -> Tls13CipherSuite {
     Tls13CipherSuite {
         common: CipherSuiteCommon {
@@ -379,7 +382,7 @@ const fn tls13_suite(
         },
         hkdf_provider: ring.hkdf_provider,
         aead_alg,
-        quic: ring.quic,
+        quic: Some(quic),
     }
 }
 
@@ -405,10 +408,12 @@ use ring_provider::cipher_suite as ring_suites;
 static TLS13_AES_128_GCM_SHA256_SUITE: Tls13CipherSuite = tls13_suite(
     ring13(ring_suites::TLS13_AES_128_GCM_SHA256),
     &AES_128_GCM_TLS13,
+    &quic::AES_128,
 );
 static TLS13_AES_256_GCM_SHA384_SUITE: Tls13CipherSuite = tls13_suite(
     ring13(ring_suites::TLS13_AES_256_GCM_SHA384),
     &AES_256_GCM_TLS13,
+    &quic::AES_256,
 );
 static TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256_SUITE: Tls12CipherSuite = tls12_suite(
     ring12(ring_suites::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256),
@@ -427,10 +432,12 @@ static TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384_SUITE: Tls12CipherSuite = tls12_sui
     &AES_256_GCM_TLS12,
 );
 
-/// TLS 1.3 `TLS_AES_128_GCM_SHA256` with records on this crate's AES-128-GCM.
+/// TLS 1.3 `TLS_AES_128_GCM_SHA256` with records, and QUIC packets, on this crate's
+/// AES-128-GCM.
 pub static TLS13_AES_128_GCM_SHA256: SupportedCipherSuite =
     SupportedCipherSuite::Tls13(&TLS13_AES_128_GCM_SHA256_SUITE);
-/// TLS 1.3 `TLS_AES_256_GCM_SHA384` with records on this crate's AES-256-GCM.
+/// TLS 1.3 `TLS_AES_256_GCM_SHA384` with records, and QUIC packets, on this crate's
+/// AES-256-GCM.
 pub static TLS13_AES_256_GCM_SHA384: SupportedCipherSuite =
     SupportedCipherSuite::Tls13(&TLS13_AES_256_GCM_SHA384_SUITE);
 /// TLS 1.2 `TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256` with records on this crate.

@@ -398,6 +398,149 @@ fn message_and_aad_over_the_limits() {
     );
 }
 
+/// QUIC packet and header protection (`aes_gcm_vaes::rustls::quic`, through the keys
+/// rustls derives for our TLS 1.3 suites): every bad input is an error and leaves the
+/// header bytes and the payload as they were.
+#[test]
+fn quic_packet_and_header_protection() {
+    use aes_gcm_vaes::rustls::{TLS13_AES_128_GCM_SHA256, TLS13_AES_256_GCM_SHA384};
+    use rustls::Side;
+    use rustls::quic::Version;
+
+    let mut t = Table::new("QUIC packet and header protection (aes_gcm_vaes::rustls::quic)");
+    let too_long = usize::try_from(P_MAX + 1).unwrap();
+    let mut huge = Mapping::new(too_long);
+    for suite in [TLS13_AES_128_GCM_SHA256, TLS13_AES_256_GCM_SHA384] {
+        let name = if suite == TLS13_AES_128_GCM_SHA256 {
+            "AES-128"
+        } else {
+            "AES-256"
+        };
+        let quic = suite.tls13().unwrap().quic_suite().unwrap();
+        let tx = quic.keys(&[9; 8], Side::Client, Version::V1).local;
+        let rx = quic.keys(&[9; 8], Side::Server, Version::V1).remote;
+
+        let hp = |api: &str| format!("HeaderProtectionKey::{api} ({name})");
+        for protect in [true, false] {
+            let api = hp(if protect {
+                "encrypt_in_place"
+            } else {
+                "decrypt_in_place"
+            });
+            let run = |sample: &[u8], first: &mut u8, pn: &mut [u8]| {
+                if protect {
+                    tx.header.encrypt_in_place(sample, first, pn)
+                } else {
+                    rx.header.decrypt_in_place(sample, first, pn)
+                }
+            };
+            for sample_len in [0usize, 1, 15, 17, 32] {
+                let (mut first, mut pn) = (0xc3u8, [1u8, 2, 3, 4]);
+                let r = run(&vec![5; sample_len], &mut first, &mut pn);
+                assert!(matches!(r, Err(rustls::Error::General(_))), "{r:?}");
+                assert_eq!((first, pn), (0xc3, [1, 2, 3, 4]), "changed on error");
+                t.row(&api, format!("{sample_len}-byte sample"), r);
+            }
+            for pn_len in [5usize, 8] {
+                let (mut first, mut pn) = (0x43u8, vec![6u8; pn_len]);
+                let r = run(&[5; 16], &mut first, &mut pn);
+                assert!(matches!(r, Err(rustls::Error::General(_))), "{r:?}");
+                assert_eq!((first, &pn[..]), (0x43, &vec![6u8; pn_len][..]));
+                t.row(&api, format!("{pn_len}-byte packet number"), r);
+            }
+        }
+
+        let api = format!("PacketKey::decrypt_in_place ({name})");
+        let header = [0x41u8, 1, 2, 3, 4, 5, 6, 7, 8, 0, 1];
+        for len in [0usize, 1, 15, 16] {
+            let mut payload = vec![7u8; len];
+            let r = rx
+                .packet
+                .decrypt_in_place(1, &header, &mut payload)
+                .map(<[u8]>::len);
+            assert!(matches!(r, Err(rustls::Error::DecryptError)), "{r:?}");
+            assert_eq!(payload, vec![7u8; len]);
+            t.row(&api, format!("{len}-byte payload (tag is 16)"), r);
+        }
+        let mut sealed = vec![0x33u8; 1200];
+        let tag = tx.packet.encrypt_in_place(1, &header, &mut sealed).unwrap();
+        sealed.extend_from_slice(tag.as_ref());
+        let cases: [(&str, u64, &[u8], usize); 5] = [
+            (
+                "genuine packet, wrong packet number",
+                2,
+                &header,
+                usize::MAX,
+            ),
+            (
+                "genuine packet, header (AD) changed",
+                1,
+                &header[..10],
+                usize::MAX,
+            ),
+            ("first ciphertext bit flipped", 1, &header, 0),
+            ("last ciphertext bit flipped", 1, &header, 1199),
+            ("tag bit flipped", 1, &header, 1215),
+        ];
+        for (what, pn, h, flip) in cases {
+            let mut bad = sealed.clone();
+            if let Some(b) = bad.get_mut(flip) {
+                *b ^= 0x80;
+            }
+            let before = bad.clone();
+            let r = rx.packet.decrypt_in_place(pn, h, &mut bad).map(<[u8]>::len);
+            assert!(
+                matches!(r, Err(rustls::Error::DecryptError)),
+                "{what}: {r:?}"
+            );
+            assert_eq!(bad, before, "{what}: the ciphertext is back");
+            t.row(&api, what, r);
+        }
+        let mut copy = sealed.clone();
+        let r = rx
+            .packet
+            .decrypt_in_place_for_path(1, 1, &header, &mut copy)
+            .map(<[u8]>::len);
+        assert!(matches!(r, Err(rustls::Error::DecryptError)), "{r:?}");
+        assert_eq!(copy, sealed);
+        t.row(
+            &format!("PacketKey::decrypt_in_place_for_path ({name})"),
+            "packet sealed for no path, opened for path 1",
+            r,
+        );
+
+        match &mut huge {
+            Ok(map) => {
+                let payload = map.as_mut_slice();
+                let r = tx.packet.encrypt_in_place(1, &header, payload);
+                assert!(
+                    matches!(r, Err(rustls::Error::EncryptError)),
+                    "{:?}",
+                    r.is_ok()
+                );
+                t.row(
+                    &format!("PacketKey::encrypt_in_place ({name})"),
+                    "P_MAX + 1 bytes of payload",
+                    r.map(|_| ()),
+                );
+                let r = tx.packet.encrypt_in_place_for_path(3, 1, &header, payload);
+                assert!(matches!(r, Err(rustls::Error::EncryptError)));
+                t.row(
+                    &format!("PacketKey::encrypt_in_place_for_path ({name})"),
+                    "P_MAX + 1 bytes of payload",
+                    r.map(|_| ()),
+                );
+                assert_eq!((payload[0], payload[payload.len() - 1]), (0, 0));
+            }
+            Err(e) => t.note(
+                "mmap",
+                format!("{too_long} bytes (MAP_NORESERVE)"),
+                format!("refused ({e}): payload limit not reachable here"),
+            ),
+        }
+    }
+}
+
 #[test]
 fn arrayvec_buffers_too_small() {
     let mut t = Table::new("arrayvec buffers too small");
