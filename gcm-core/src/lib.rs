@@ -14,12 +14,12 @@
 //! | [`Backend`] | needs | bulk loop |
 //! |---|---|---|
 //! | `Vaes512` | VAES, VPCLMULQDQ, AVX-512 F/BW/VL | 16 blocks (4 × 512-bit) per iteration, AES-CTR and GHASH stitched, masked tails |
-//! | `Vaes256` | VAES, VPCLMULQDQ, AVX2 | 8 blocks (4 × 256-bit) per iteration, stitched |
-//! | `AesNi` | AES-NI, PCLMULQDQ, SSSE3, SSE4.1 | 8 blocks (8 × 128-bit) per iteration, stitched |
+//! | `Vaes256` | VAES, VPCLMULQDQ, AVX2 | 16 blocks (8 × 256-bit) per iteration, stitched, Karatsuba multiplies |
+//! | `AesNi` | AES-NI, PCLMULQDQ, SSSE3, SSE4.1 | 16 blocks (2 × 8 × 128-bit) per reduction, stitched; a one-reduction path for a few blocks |
 //! | `Portable` | nothing | the RustCrypto `aes` and `ghash` crates, two passes |
 //!
-//! CPU features are read once per process (CPUID and XGETBV, so that `no_std` builds detect
-//! too) and the choice is made once per key; the hot path only matches on the enum stored
+//! CPU features, vendor, family and model are read once per process (CPUID and XGETBV, so
+//! that `no_std` builds detect too) and the choice is made once per key; the hot path only matches on the enum stored
 //! in the key. [`GcmKey::new_with_backend`] pins a back end, which is how the tests run
 //! every kernel this CPU has against every other.
 //!
