@@ -57,7 +57,7 @@ pub fn select_for_features(f: CpuFeatures) -> Backend {
     })
 }
 
-/// The best back end for `cpu` on this target: the first of [`preference`] it can run.
+/// The best back end for `cpu` on this target: the first of `preference(cpu)` it can run.
 pub fn select_for_cpu(cpu: Cpu) -> Backend {
     preference(cpu)
         .into_iter()

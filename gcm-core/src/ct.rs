@@ -20,7 +20,7 @@
 //! * otherwise every function here is an empty inline function, so release builds carry
 //!   no trace of it.
 //!
-//! Under the sanitizer this module also offers [`msan`], the shadow-propagating wrappers
+//! Under the sanitizer this module also offers `msan`, the shadow-propagating wrappers
 //! for the few instructions MemorySanitizer does not model, and [`hide_cpu_features`],
 //! which lets the harness run the code a CPU without some feature would run.
 //!
