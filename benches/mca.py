@@ -673,8 +673,8 @@ def main():
       + ". So the model overcharges every loop for its multiplies on FP0/FP1; between loops with as many "
       "multiplies its ratios are the fairer part, and where the counts differ the rule's price (2 cycles of "
       "the multiplier per VPCLMULQDQ, one AES-pipe slot) is the measured one. The rule is not a prediction "
-      "either: it counts only AES rounds and multiplies, so it is a lower bound; the real loops (measured at "
-      "the end of this section, where a measurement was made) run well above it.")
+      "either: it counts only AES rounds and multiplies, so it is a lower bound: compare it with the real loops' cycles "
+      "measured in the next sections, where a measurement was made.")
     p()
 
     # --- main table
