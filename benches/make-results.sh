@@ -19,6 +19,12 @@ tls_args=(--peers --tls-cbc --no-gcm --no-key-setup --csv "$tmp/tls.csv" --markd
 "$speed" "${tls_args[@]}" | tee "$tmp/tls.log"
 tail -n +2 "$tmp/tls.csv" >> benches/results.csv
 "$clock_probe" | tee "$tmp/clock.log"
+# The static llvm-mca proxy of issue 13 (benches/mca.sh), checked against ours-vaes256 and
+# ring timed by the speed binary above; if it fails, the file says so and keeps the rest.
+if ! MCA_SPEED_BIN="$speed" bash benches/mca.sh >"$tmp/mca.md"; then
+    printf '%s\n\n%s\n' "## Static proxy: llvm-mca, ours (Vaes256) against ring's VAES-AVX2 loop" \
+        "\`bash benches/mca.sh\` failed in this run; run it by hand to see why." >"$tmp/mca.md"
+fi
 
 model=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
@@ -40,6 +46,7 @@ openssl_v=$(openssl version 2>/dev/null || echo "unknown")
     echo '```'
     echo "speed --peers --all-backends --roofline --csv benches/results.csv --plot benches/results.svg --markdown gcm.md${*:+ $*}"
     echo "speed --peers --tls-cbc --no-gcm --no-key-setup --csv tls.csv --markdown tls.md"
+    echo "MCA_SPEED_BIN=<the speed binary> bash benches/mca.sh   # the static llvm-mca proxy, last section"
     echo '```'
     echo
     echo "where \`speed\` is \`cargo run --release -p benches --bin speed --\`."
@@ -145,5 +152,7 @@ PY
     echo "per record), then AES-CBC, each one EVP/HMAC call sequence; its open is not constant-time."
     echo "Ours is tls-cbc-aead, whose open is constant-time (Lucky 13 countermeasures)."
     cat "$tmp/tls.md"
+    echo
+    cat "$tmp/mca.md"
 } > benches/RESULTS.md
 echo "wrote benches/RESULTS.md, benches/results.csv, benches/results.svg"
