@@ -3,6 +3,7 @@
 //! fails.
 
 use crate::{Backend, Error, portable};
+use core::mem::ManuallyDrop;
 use inout::InOutBuf;
 use subtle::ConstantTimeEq;
 
@@ -27,7 +28,8 @@ pub const P_MAX: u64 = (1 << 36) - 32;
 /// serve many threads at once.
 #[derive(Clone)]
 pub struct GcmKey {
-    engine: Engine,
+    // Dropped by hand in `Drop`, so that the whole key can be wiped afterwards.
+    engine: ManuallyDrop<Engine>,
     key_len: u8,
 }
 
@@ -85,14 +87,14 @@ impl GcmKey {
             _ => return Err(Error::BackendUnavailable),
         };
         Ok(Self {
-            engine,
+            engine: ManuallyDrop::new(engine),
             key_len: key.len() as u8,
         })
     }
 
     /// The back end this key runs on.
     pub fn backend(&self) -> Backend {
-        match self.engine {
+        match *self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes512(..) => Backend::Vaes512,
             #[cfg(target_arch = "x86_64")]
@@ -140,7 +142,7 @@ impl GcmKey {
     ) -> Result<[u8; TAG_LEN], Error> {
         check_lengths(nonce, aad.len(), buf.len())?;
         let j0 = self.pre_counter_block(nonce);
-        Ok(match &self.engine {
+        Ok(match &*self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes512(k, t) => {
                 let io = raw(buf);
@@ -181,7 +183,7 @@ impl GcmKey {
             return Err(Error::InvalidTagLength);
         }
         let j0 = self.pre_counter_block(nonce);
-        let expected = match &self.engine {
+        let expected = match &*self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes512(k, t) => {
                 let io = raw(buf.reborrow());
@@ -236,7 +238,7 @@ impl GcmKey {
     /// CTR from `counter_block`; `public` says whether the kernel may let the counter's
     /// value steer it (see `kernel_entry_points!`).
     fn apply_keystream(&self, counter_block: &[u8; 16], public: bool, buf: &mut [u8]) {
-        match &self.engine {
+        match &*self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes512(k, t) => {
                 let io = raw(buf.into());
@@ -270,7 +272,7 @@ impl GcmKey {
         }
         let mut lens = [0u8; 16];
         lens[8..].copy_from_slice(&((nonce.len() as u64).wrapping_mul(8)).to_be_bytes());
-        match &self.engine {
+        match &*self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes512(k, t) => crate::x86_64::ghash_parts(&k.h, t.aesni(), &[nonce, &lens]),
             #[cfg(target_arch = "x86_64")]
@@ -284,8 +286,27 @@ impl GcmKey {
 
 /// With `zeroize`, dropping a key wipes its round keys and hash-key powers: `HwKey` and
 /// the RustCrypto `aes`/`ghash` types (portable back end) each do so in their `Drop`.
+/// Then every byte of the key is overwritten: the engine enum has bytes no part owns (the
+/// rest of the larger variants' room behind the portable one, padding), and a key built on
+/// the stack and moved can carry copies of key material there.
 #[cfg(feature = "zeroize")]
 impl zeroize::ZeroizeOnDrop for GcmKey {}
+
+impl Drop for GcmKey {
+    fn drop(&mut self) {
+        // SAFETY: `engine` is dropped here, once, and not used again.
+        unsafe { ManuallyDrop::drop(&mut self.engine) };
+        #[cfg(feature = "zeroize")]
+        {
+            let start = (self as *mut Self).cast::<core::mem::MaybeUninit<u8>>();
+            // SAFETY: the bytes of `*self` are ours to write through this exclusive borrow,
+            // and any bytes, padding included, are valid `MaybeUninit<u8>`s; nothing reads
+            // them as a `GcmKey` afterwards (`engine` is gone, `key_len` has no drop).
+            let bytes = unsafe { core::slice::from_raw_parts_mut(start, size_of::<Self>()) };
+            zeroize::Zeroize::zeroize(bytes);
+        }
+    }
+}
 
 macro_rules! from_ciphers {
     ($($ours:ident, $theirs:ident, $variant:ident, $len:literal;)*) => {$(
@@ -293,7 +314,7 @@ macro_rules! from_ciphers {
         /// expansion (the decryption schedule is dropped).
         impl From<crate::aes::$ours> for GcmKey {
             fn from(cipher: crate::aes::$ours) -> Self {
-                Self { engine: cipher.into_gcm_engine(), key_len: $len }
+                Self { engine: ManuallyDrop::new(cipher.into_gcm_engine()), key_len: $len }
             }
         }
 
@@ -302,7 +323,7 @@ macro_rules! from_ciphers {
         impl From<aes::$theirs> for GcmKey {
             fn from(cipher: aes::$theirs) -> Self {
                 Self {
-                    engine: Engine::Portable(portable::Key::from_cipher(portable::AnyAes::$variant(cipher))),
+                    engine: ManuallyDrop::new(Engine::Portable(portable::Key::from_cipher(portable::AnyAes::$variant(cipher)))),
                     key_len: $len,
                 }
             }
