@@ -218,6 +218,16 @@ fn key_holding_types_wipe_on_drop() {
             &arr(k),
         )
     }));
+    // The generic path: SM4's round keys (SM4 wipes them) and our GHASH key; and AES
+    // keys reached through `Aes128Enc` (the kernels).
+    lines.push(check("AesGcm<sm4::Sm4, U12>", 16, false, |k| {
+        aes_gcm_vaes::AesGcm::<sm4::Sm4, aes_gcm_vaes::aead::consts::U12>::new(&arr(k))
+    }));
+    lines.push(check("AesGcm<aes::Aes128Enc, U12>", 16, false, |k| {
+        aes_gcm_vaes::AesGcm::<aes_gcm_vaes::aes::Aes128Enc, aes_gcm_vaes::aead::consts::U12>::new(
+            &arr(k),
+        )
+    }));
     // TLS CBC suites: AES (or 3DES) schedules plus the HMAC inner and outer states (and,
     // for implicit IV, the chaining block).
     macro_rules! tls {
