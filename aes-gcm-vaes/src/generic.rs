@@ -5,7 +5,7 @@
 //! rules on top: an empty nonce is an error, and a failed open leaves no plaintext (the
 //! tag is checked before anything is decrypted; a separate output buffer is zeroed).
 
-use aead::{array::Array, consts::U16, inout::InOutBuf};
+use aead::{Error, array::Array, consts::U16, inout::InOutBuf};
 use cipher::{BlockCipherEncrypt, BlockSizeUser};
 use gcm_core::{Backend, ghash::GHash};
 use subtle::ConstantTimeEq;
@@ -24,9 +24,6 @@ pub(crate) struct GenericGcm<C> {
     cipher: C,
     ghash: GHash,
 }
-
-/// Why a seal or open was refused (the `aead` error carries no detail).
-pub(crate) struct Refused;
 
 impl<C> GenericGcm<C> {
     /// The back end GHASH runs on.
@@ -49,12 +46,13 @@ where
     }
 
     /// Encrypts from the input of `buf` to its output and returns the full 16-byte tag.
+    #[inline(never)]
     pub(crate) fn seal(
         &self,
         nonce: &[u8],
         aad: &[u8],
         mut buf: InOutBuf<'_, '_, u8>,
-    ) -> Result<[u8; 16], Refused> {
+    ) -> Result<[u8; 16], Error> {
         check_lengths(nonce, aad.len(), buf.len())?;
         let j0 = self.pre_counter_block(nonce);
         self.apply_keystream(inc32(j0), buf.reborrow());
@@ -64,16 +62,17 @@ where
     /// Checks `tag` (a prefix of the full tag, 4 to 16 bytes) over the input of `buf`, in
     /// constant time, and only then decrypts it to the output. On failure an in-place
     /// buffer is untouched and a separate output buffer is zeroed.
+    #[inline(never)]
     pub(crate) fn open(
         &self,
         nonce: &[u8],
         aad: &[u8],
         mut buf: InOutBuf<'_, '_, u8>,
         tag: &[u8],
-    ) -> Result<(), Refused> {
+    ) -> Result<(), Error> {
         check_lengths(nonce, aad.len(), buf.len())?;
         if !(4..=16).contains(&tag.len()) {
-            return Err(Refused);
+            return Err(Error);
         }
         let j0 = self.pre_counter_block(nonce);
         let expected = self.tag(&j0, aad, buf.get_in());
@@ -84,7 +83,7 @@ where
         if !core::ptr::eq(buf.get_in().as_ptr(), buf.get_out().as_ptr()) {
             buf.get_out().fill(0);
         }
-        Err(Refused)
+        Err(Error)
     }
 
     /// `J0`: the nonce followed by a 32-bit 1 for 96-bit nonces, otherwise
@@ -137,10 +136,10 @@ where
     }
 }
 
-fn check_lengths(nonce: &[u8], aad_len: usize, msg_len: usize) -> Result<(), Refused> {
+fn check_lengths(nonce: &[u8], aad_len: usize, msg_len: usize) -> Result<(), Error> {
     let too_long = aad_len as u64 > gcm_core::A_MAX || msg_len as u64 > gcm_core::P_MAX;
     if nonce.is_empty() || too_long {
-        return Err(Refused);
+        return Err(Error);
     }
     Ok(())
 }

@@ -348,12 +348,13 @@ where
         associated_data: &[u8],
         buffer: InOutBuf<'_, '_, u8>,
     ) -> Result<Tag<TagSize>, Error> {
+        // The generic path sits behind a call of its own (`#[inline(never)]` in
+        // `generic`), so that its stack buffers do not weigh on the AES path's frame.
         let full = match &*self.inner {
-            Inner::Aes(key) => key.seal_inout(nonce, associated_data, buffer).ok(),
-            Inner::Generic(g) => g.seal(nonce, associated_data, buffer).ok(),
+            Inner::Aes(key) => key.seal_inout(nonce, associated_data, buffer),
+            Inner::Generic(g) => return g.seal(nonce, associated_data, buffer).and_then(truncate),
         };
-        let full = full.ok_or(Error)?;
-        Tag::<TagSize>::try_from(&full[..TagSize::USIZE]).map_err(|_| Error)
+        full.map_err(|_| Error).and_then(truncate)
     }
 
     /// Opens from the input of `buffer` to its output if `tag` authenticates it.
@@ -364,12 +365,18 @@ where
         buffer: InOutBuf<'_, '_, u8>,
         tag: &[u8],
     ) -> Result<(), Error> {
-        let opened = match &*self.inner {
-            Inner::Aes(key) => key.open_inout(nonce, associated_data, buffer, tag).is_ok(),
-            Inner::Generic(g) => g.open(nonce, associated_data, buffer, tag).is_ok(),
-        };
-        opened.then_some(()).ok_or(Error)
+        match &*self.inner {
+            Inner::Aes(key) => key
+                .open_inout(nonce, associated_data, buffer, tag)
+                .map_err(|_| Error),
+            Inner::Generic(g) => g.open(nonce, associated_data, buffer, tag),
+        }
     }
+}
+
+/// The first `T` bytes of a full tag.
+fn truncate<T: TagSize>(full: [u8; 16]) -> Result<Tag<T>, Error> {
+    Tag::<T>::try_from(&full[..T::USIZE]).map_err(|_| Error)
 }
 
 impl<Aes, NonceSize, TagSize> AeadInOut for AesGcm<Aes, NonceSize, TagSize>
