@@ -11,7 +11,9 @@
 #       pkcs5 0.8.1   (aes-gcm 0.11; builds AesGcm over aes::Aes128Enc in code generic
 #                      over the cipher: compiles only if the facade takes any cipher)
 #       cookie 0.18.2 (aes-gcm 0.10; private jars, incl. cookies sealed by ring)
-#  3. The facades are formatted and lint-clean.
+#  3. A tree with both majors (the helper crate below, which depends on both) takes one
+#     patch entry per major, as the README says, and builds.
+#  4. The facades are formatted and lint-clean.
 #
 # Network: crates.io only (through cargo). Sources are copied to a temporary directory
 # outside the repository; builds share one target directory, target/compat/.
@@ -115,5 +117,16 @@ crate_tests() {
 crate_tests sframe 2.1.0 0.11 --no-default-features --features rust-crypto
 crate_tests pkcs5 0.8.1 0.11 --features pbes2,alloc
 crate_tests cookie 0.18.2 0.10 --features secure,percent-encode
+
+say "one tree with both majors: two patch entries, both resolve to the facades"
+both=(--config "patch.crates-io.aes-gcm.path=\"$root/compat/aes-gcm-0.11\""
+    --config 'patch.crates-io.aes-gcm-010.package="aes-gcm"'
+    --config "patch.crates-io.aes-gcm-010.path=\"$root/compat/aes-gcm-0.10\"")
+for v in 0.11.1 0.10.3; do
+    tree=$(cd "$stage/fetch" && cargo tree --quiet "${both[@]}" -i "aes-gcm@$v" --depth 1)
+    echo "$tree"
+    grep -q "^aes-gcm v$v ($root/compat/aes-gcm-${v%.*})\$" <<<"$tree"
+done
+(cd "$stage/fetch" && cargo check --quiet "${both[@]}")
 
 say "done"
