@@ -96,3 +96,36 @@ fn aead_trait_paths_do_not_allocate() {
     // Key set-up allocates nothing either.
     assert_eq!(allocations_in(|| drop(Aes256Gcm::new(&[3; 32].into()))), 0);
 }
+
+/// The generic path (a block cipher other than AES: SM4) allocates nothing either, in key
+/// set-up, sealing, opening, a failed open or a long nonce.
+#[test]
+fn generic_cipher_path_does_not_allocate() {
+    use aes_gcm_vaes::{AesGcm, aead::consts::U60};
+    let mut buf = [0u8; 3000];
+    let n = allocations_in(|| {
+        let sm4 = AesGcm::<sm4::Sm4, aes_gcm_vaes::aead::consts::U12>::new(&[7; 16].into());
+        let long = AesGcm::<sm4::Sm4, U60>::new(&[8; 16].into());
+        for len in [0, 16, 1000, 3000] {
+            let t = sm4
+                .encrypt_inout_detached(&Nonce::from([5; 12]), b"ad", (&mut buf[..len]).into())
+                .unwrap();
+            sm4.decrypt_inout_detached(&Nonce::from([5; 12]), b"ad", (&mut buf[..len]).into(), &t)
+                .unwrap();
+            let bad = Default::default();
+            let r = sm4.decrypt_inout_detached(
+                &Nonce::from([5; 12]),
+                b"ad",
+                (&mut buf[..len]).into(),
+                &bad,
+            );
+            assert!(r.is_err());
+            let t = long
+                .encrypt_inout_detached(&Default::default(), b"", (&mut buf[..len]).into())
+                .unwrap();
+            long.decrypt_inout_detached(&Default::default(), b"", (&mut buf[..len]).into(), &t)
+                .unwrap();
+        }
+    });
+    assert_eq!(n, 0);
+}

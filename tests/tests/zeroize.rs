@@ -3,7 +3,7 @@
 //! the `tls-cbc-aead` suites (AES/3DES schedules, HMAC states, implicit-IV chaining).
 //!
 //! Run with `cargo test -p tests --features zeroize --test zeroize`. Each value is built
-//! inside a `MaybeUninit` slot that stays allocated (on this test's stack) after the value
+//! inside a zeroed `MaybeUninit` slot on the heap that stays allocated after the value
 //! is dropped in place with `ptr::drop_in_place`; the slot's bytes are read before and
 //! after the drop. Reading memory after a drop is only sound because the memory is still
 //! ours; it is never freed memory. The bytes are read by `rep movsb` in inline asm rather
@@ -58,9 +58,34 @@ fn scrub_stack() {
     std::hint::black_box(&mut buf);
 }
 
+/// Builds `make(key)` into `staging` from a frame below `check`'s, so that every
+/// temporary of the construction lies in stack that `scrub_stack` zeroed, then moves it
+/// bitwise, padding included, into a zeroed heap slot of its own and zeroes `staging`.
+/// (Built in `check`'s own frame, a value's padding could be copied from a temporary there
+/// that still holds bytes of an earlier check's value of another type. Both values of a
+/// check go through the one `staging` slot, so that a stale pointer to it left in padding
+/// is the same in both and is not mistaken for key-dependent data.)
+#[inline(never)]
+fn build<T>(
+    make: &impl Fn(&[u8]) -> T,
+    key: &[u8],
+    staging: &mut MaybeUninit<T>,
+) -> Box<MaybeUninit<T>> {
+    staging.write(make(key));
+    let mut slot = Box::new(MaybeUninit::<T>::zeroed());
+    // SAFETY: `staging` holds an initialised `T`, which is moved (a bitwise copy, padding
+    // included) into `slot`, a distinct allocation of the same type; `staging` is then
+    // overwritten with zeros and never read or dropped as a `T`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(staging.as_ptr(), slot.as_mut_ptr(), 1);
+        std::ptr::write_bytes(staging.as_mut_ptr(), 0, 1);
+    }
+    slot
+}
+
 /// Drops the value in `slot` in place; the slot stays allocated.
 fn drop_in_slot<T>(slot: &mut MaybeUninit<T>) {
-    // SAFETY: the slot holds an initialised `T` (callers fill it with `MaybeUninit::new`),
+    // SAFETY: the slot holds an initialised `T` (`build` writes one),
     // which is dropped exactly once here and never used as a `T` again.
     unsafe { std::ptr::drop_in_place(slot.as_mut_ptr()) };
 }
@@ -80,11 +105,12 @@ fn check<T: ZeroizeOnDrop>(
     // Both keys pass through one buffer, so that a stale pointer to it left in padding is
     // the same in both values and is not mistaken for key-dependent data.
     let mut kbuf = k1.clone();
+    let mut staging = Box::new(MaybeUninit::<T>::zeroed());
     scrub_stack();
-    let mut a = MaybeUninit::new(make(&kbuf));
+    let mut a = build(&make, &kbuf, &mut staging);
     kbuf.copy_from_slice(&k2);
     scrub_stack();
-    let mut b = MaybeUninit::new(make(&kbuf));
+    let mut b = build(&make, &kbuf, &mut staging);
     kbuf.fill(0);
     let (a0, b0) = (snapshot(&a), snapshot(&b));
     let secret: Vec<usize> = (0..a0.len()).filter(|&i| a0[i] != b0[i]).collect();
@@ -189,6 +215,16 @@ fn key_holding_types_wipe_on_drop() {
     }));
     lines.push(check("AesGcm<aes::Aes128, U12>", 16, false, |k| {
         aes_gcm_vaes::AesGcm::<aes_gcm_vaes::aes::Aes128, aes_gcm_vaes::aead::consts::U12>::new(
+            &arr(k),
+        )
+    }));
+    // The generic path: SM4's round keys (SM4 wipes them) and our GHASH key; and AES
+    // keys reached through `Aes128Enc` (the kernels).
+    lines.push(check("AesGcm<sm4::Sm4, U12>", 16, false, |k| {
+        aes_gcm_vaes::AesGcm::<sm4::Sm4, aes_gcm_vaes::aead::consts::U12>::new(&arr(k))
+    }));
+    lines.push(check("AesGcm<aes::Aes128Enc, U12>", 16, false, |k| {
+        aes_gcm_vaes::AesGcm::<aes_gcm_vaes::aes::Aes128Enc, aes_gcm_vaes::aead::consts::U12>::new(
             &arr(k),
         )
     }));
