@@ -162,12 +162,23 @@ impl HPowers {
 #[repr(C, align(64))]
 pub(crate) struct HXor(pub(crate) [__m128i; HPowers::LEN]);
 
+/// Choices a kernel makes differently on different CPUs (for the same instructions), made
+/// once per key from the CPU's identity (see `backend::tuning_for_cpu`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tuning {
+    /// The 512-bit kernel adds its running hash to the next iteration's first block
+    /// (summing its lanes) instead of multiplying all lanes by `H^16` (see
+    /// `vaes512_gcm::Carry`).
+    pub(crate) fold_carry: bool,
+}
+
 /// Everything a hardware GCM kernel needs, made once per key.
 #[derive(Clone)]
 pub(crate) struct HwKey {
     pub(crate) aes: RoundKeys,
     pub(crate) h: HPowers,
     pub(crate) hx: HXor,
+    pub(crate) tuning: Tuning,
 }
 
 impl HwKey {
@@ -198,6 +209,7 @@ impl HwKey {
             hx: clmul::xored_halves(&h),
             h,
             aes,
+            tuning: crate::backend::tuning_for_cpu(crate::cpu::cpu()),
         }
     }
 }
