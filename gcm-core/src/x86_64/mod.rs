@@ -20,7 +20,8 @@ use crate::Backend;
 use core::arch::x86_64::__m128i;
 
 /// The entry points of a GCM kernel module: `seal_or_open` and `ctr`, each dispatching
-/// on the key's round count to the module's `gcm::<NR, ENC>` or `bulk::<NR, true, false>`.
+/// on the key's round count (and, for a `tuned` kernel, its tuning) to the module's
+/// `gcm::<NR, ENC>` or `bulk::<NR, true, false>`.
 /// The kernels are monomorphised per key size so that their round loops unroll; this
 /// is the one place that picks among them.
 ///
@@ -31,6 +32,29 @@ use core::arch::x86_64::__m128i;
 /// length test, never anything derived from `J0`.
 macro_rules! kernel_entry_points {
     ($token:ty, $features:literal) => {
+        kernel_entry_points!(@ $token, $features, |key, t, j0, nonce96, aad, io| {
+            match key.aes.rounds {
+                10 => gcm::<10, ENC>(key, t, j0, nonce96, aad, io),
+                12 => gcm::<12, ENC>(key, t, j0, nonce96, aad, io),
+                _ => gcm::<14, ENC>(key, t, j0, nonce96, aad, io),
+            }
+        });
+    };
+    // For a kernel whose `gcm` also takes the key's `tuning.fold_carry` as a const generic:
+    // the choice is made here, once per call, and the kernel is monomorphised for both.
+    ($token:ty, $features:literal, tuned) => {
+        kernel_entry_points!(@ $token, $features, |key, t, j0, nonce96, aad, io| {
+            match (key.aes.rounds, key.tuning.fold_carry) {
+                (10, false) => gcm::<10, ENC, false>(key, t, j0, nonce96, aad, io),
+                (10, true) => gcm::<10, ENC, true>(key, t, j0, nonce96, aad, io),
+                (12, false) => gcm::<12, ENC, false>(key, t, j0, nonce96, aad, io),
+                (12, true) => gcm::<12, ENC, true>(key, t, j0, nonce96, aad, io),
+                (_, false) => gcm::<14, ENC, false>(key, t, j0, nonce96, aad, io),
+                (_, true) => gcm::<14, ENC, true>(key, t, j0, nonce96, aad, io),
+            }
+        });
+    };
+    (@ $token:ty, $features:literal, |$key:ident, $t:ident, $j0:ident, $nonce96:ident, $aad:ident, $io:ident| $pick:block) => {
         /// Encrypts (`ENC`) or decrypts `io` and returns the full tag (that the ciphertext
         /// should carry, when decrypting); `nonce96` says whether `J0` came from a 96-bit
         /// nonce, which makes the counters public.
@@ -39,21 +63,15 @@ macro_rules! kernel_entry_points {
         /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn seal_or_open<const ENC: bool>(
-            key: &HwKey,
-            t: $token,
-            j0: &[u8; 16],
-            nonce96: bool,
-            aad: &[u8],
-            io: InOut,
+            $key: &HwKey,
+            $t: $token,
+            $j0: &[u8; 16],
+            $nonce96: bool,
+            $aad: &[u8],
+            $io: InOut,
         ) -> [u8; 16] {
             // SAFETY: forwarded contract; the token proves the features.
-            unsafe {
-                match key.aes.rounds {
-                    10 => gcm::<10, ENC>(key, t, j0, nonce96, aad, io),
-                    12 => gcm::<12, ENC>(key, t, j0, nonce96, aad, io),
-                    _ => gcm::<14, ENC>(key, t, j0, nonce96, aad, io),
-                }
-            }
+            unsafe { $pick }
         }
 
         /// AES-CTR (32-bit counter) from `counter_block`, no hashing: the bulk loop
@@ -170,6 +188,9 @@ pub(crate) struct Tuning {
     /// (summing its lanes) instead of multiplying all lanes by `H^16` (see
     /// `vaes512_gcm::Carry`).
     pub(crate) fold_carry: bool,
+    /// The 512-bit kernel sends messages of a few blocks to the 128-bit kernel's short
+    /// path (see `vaes512_gcm::SHORT_IN_128_BITS_MAX_BLOCKS`).
+    pub(crate) short_in_128_bits: bool,
 }
 
 /// Everything a hardware GCM kernel needs, made once per key.
