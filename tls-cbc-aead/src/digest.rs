@@ -10,7 +10,9 @@
 
 use subtle::ConditionallySelectable;
 
-use crate::ct;
+use crate::{ct, engine::HashEngine};
+#[cfg(target_arch = "x86_64")]
+use crate::x86_64::{sha1_ni, sha256_ni, sha512_avx2, sha512_avx512, stitch};
 
 /// The largest block of the supported hashes (SHA-384).
 pub(crate) const MAX_BLOCK_LEN: usize = 128;
@@ -45,41 +47,44 @@ pub(crate) trait HashAlg {
     type State: Copy + AsRef<[Self::Word]> + AsMut<[Self::Word]>;
     /// The standard initial chaining value.
     const INITIAL: Self::State;
-    /// Which implementation of the compression function runs: chosen once per key by
-    /// [`Self::engine`], carried by the key, so that hashing a record checks nothing
-    /// about the CPU.
-    type Engine: Copy + core::fmt::Debug + PartialEq + Default;
-    /// The fastest compression this CPU has (the default: the RustCrypto crate's).
-    fn engine() -> Self::Engine {
-        Self::Engine::default()
+    /// Whether this CPU can run `engine` for this hash.
+    fn is_available(engine: HashEngine) -> bool;
+    /// The fastest engine this CPU has for this hash.
+    fn best_engine() -> HashEngine {
+        HashEngine::ALL
+            .into_iter()
+            .find(|&e| Self::is_available(e))
+            .unwrap_or(HashEngine::RustCrypto)
     }
-    /// Compresses `blocks`, whose length is a multiple of [`Self::BLOCK_LEN`].
-    fn compress(engine: Self::Engine, state: &mut Self::State, blocks: &[u8]);
+    /// Compresses `blocks`, whose length is a multiple of [`Self::BLOCK_LEN`], on
+    /// `engine`, which [`Self::is_available`] accepted.
+    fn compress(engine: HashEngine, state: &mut Self::State, blocks: &[u8]);
     /// Writes the first [`Self::OUTPUT_LEN`] bytes of the big-endian chaining value.
     fn write_digest(state: &Self::State, out: &mut [u8]);
 
-    /// Whether [`Self::hash_and_encrypt`] runs with this engine (which then also proves
-    /// the CPU features it needs, but AES-NI).
-    #[cfg(target_arch = "x86_64")]
-    fn stitches(_engine: Self::Engine) -> bool {
+    /// Whether seal can stitch AES-CBC into this engine's compression
+    /// ([`Self::stitched_inner_hash`]).
+    fn stitches(_engine: HashEngine) -> bool {
         false
     }
 
-    /// Seal's inner hash with AES-256-CBC encryption stitched in (see `stitch`), for the
-    /// hashes that have it: compresses the whole blocks of `head || data` and encrypts
-    /// the CBC blocks of `data` they cover. The others do nothing (`Progress::NONE`).
+    /// Seal's whole inner hash, from `state` (after the key block) over `head || data`
+    /// and the final padding, with the CBC encryption of `data`'s whole blocks stitched
+    /// in (see `x86_64::stitch`); returns the bytes encrypted. `None` (and nothing done)
+    /// if `engine` has no stitched kernel.
     ///
     /// # Safety
-    /// The CPU must have AVX2, BMI1, BMI2, AVX-512F/VL and AES-NI.
+    /// `engine` was accepted by [`Self::is_available`], and the CPU has AES-NI.
     #[cfg(target_arch = "x86_64")]
-    unsafe fn hash_and_encrypt(
+    unsafe fn stitched_inner_hash(
+        _engine: HashEngine,
         _state: &mut Self::State,
         _head: &[u8; 13],
         _data: &mut [u8],
-        _rk: &[core::arch::x86_64::__m128i; 15],
+        _keys: crate::x86_64::stitch::AesKeys<'_>,
         _iv: &mut [u8; 16],
-    ) -> crate::stitch::Progress {
-        crate::stitch::Progress::NONE
+    ) -> Option<usize> {
+        None
     }
 }
 
@@ -92,29 +97,6 @@ pub(crate) enum Sha256 {}
 /// SHA-384 (HMAC-SHA384 record MACs).
 #[derive(Debug)]
 pub(crate) enum Sha384 {}
-
-/// The SHA-512 compression a SHA-384 key uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[repr(u8)]
-pub(crate) enum Sha512Engine {
-    /// The sha2 crate's.
-    #[default]
-    Sha2,
-    /// `sha512_x86` (AVX2, BMI1/BMI2, AVX-512F/VL): ~15% faster on the development
-    /// machine, on par with OpenSSL's assembly.
-    #[cfg(target_arch = "x86_64")]
-    X86,
-}
-
-#[cfg(target_arch = "x86_64")]
-cpufeatures::new!(
-    sha512_x86_cpuid,
-    "avx2",
-    "bmi1",
-    "bmi2",
-    "avx512f",
-    "avx512vl"
-);
 
 /// Serialises 32-bit chaining words big-endian, as far as `out` reaches.
 fn write_be_words(state: &[u32], out: &mut [u8]) {
@@ -137,17 +119,48 @@ impl HashAlg for Sha1 {
         0xc3d2_e1f0,
     ];
 
-    type Engine = ();
+    fn is_available(engine: HashEngine) -> bool {
+        match engine {
+            HashEngine::RustCrypto => true,
+            #[cfg(target_arch = "x86_64")]
+            HashEngine::ShaNi => sha1_ni::available(),
+            _ => false,
+        }
+    }
 
     #[inline]
-    fn compress(_: (), state: &mut [u32; 5], blocks: &[u8]) {
+    fn compress(engine: HashEngine, state: &mut [u32; 5], blocks: &[u8]) {
         let (blocks, rest) = blocks.as_chunks::<64>();
         debug_assert!(rest.is_empty());
-        sha1::block_api::compress(state, blocks);
+        match engine {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: keys hold `ShaNi` only after `is_available` found SHA-NI.
+            HashEngine::ShaNi => unsafe { sha1_ni::compress(state, blocks) },
+            _ => sha1::block_api::compress(state, blocks),
+        }
     }
 
     fn write_digest(state: &[u32; 5], out: &mut [u8]) {
         write_be_words(state, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn stitches(engine: HashEngine) -> bool {
+        engine == HashEngine::ShaNi
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn stitched_inner_hash(
+        engine: HashEngine,
+        state: &mut [u32; 5],
+        head: &[u8; 13],
+        data: &mut [u8],
+        keys: stitch::AesKeys<'_>,
+        iv: &mut [u8; 16],
+    ) -> Option<usize> {
+        // SAFETY: the caller guarantees SHA-NI (the engine was available) and AES-NI.
+        (engine == HashEngine::ShaNi)
+            .then(|| unsafe { stitch::sha1_ni(state, head, data, keys, iv) })
     }
 }
 
@@ -168,17 +181,48 @@ impl HashAlg for Sha256 {
         0x5be0_cd19,
     ];
 
-    type Engine = ();
+    fn is_available(engine: HashEngine) -> bool {
+        match engine {
+            HashEngine::RustCrypto => true,
+            #[cfg(target_arch = "x86_64")]
+            HashEngine::ShaNi => sha256_ni::available(),
+            _ => false,
+        }
+    }
 
     #[inline]
-    fn compress(_: (), state: &mut [u32; 8], blocks: &[u8]) {
+    fn compress(engine: HashEngine, state: &mut [u32; 8], blocks: &[u8]) {
         let (blocks, rest) = blocks.as_chunks::<64>();
         debug_assert!(rest.is_empty());
-        sha2::block_api::compress256(state, blocks);
+        match engine {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: keys hold `ShaNi` only after `is_available` found SHA-NI.
+            HashEngine::ShaNi => unsafe { sha256_ni::compress(state, blocks) },
+            _ => sha2::block_api::compress256(state, blocks),
+        }
     }
 
     fn write_digest(state: &[u32; 8], out: &mut [u8]) {
         write_be_words(state, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn stitches(engine: HashEngine) -> bool {
+        engine == HashEngine::ShaNi
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn stitched_inner_hash(
+        engine: HashEngine,
+        state: &mut [u32; 8],
+        head: &[u8; 13],
+        data: &mut [u8],
+        keys: stitch::AesKeys<'_>,
+        iv: &mut [u8; 16],
+    ) -> Option<usize> {
+        // SAFETY: the caller guarantees SHA-NI (the engine was available) and AES-NI.
+        (engine == HashEngine::ShaNi)
+            .then(|| unsafe { stitch::sha256_ni(state, head, data, keys, iv) })
     }
 }
 
@@ -199,26 +243,29 @@ impl HashAlg for Sha384 {
         0x47b5_481d_befa_4fa4,
     ];
 
-    type Engine = Sha512Engine;
-
-    fn engine() -> Sha512Engine {
-        #[cfg(target_arch = "x86_64")]
-        if sha512_x86_cpuid::get() {
-            return Sha512Engine::X86;
+    fn is_available(engine: HashEngine) -> bool {
+        match engine {
+            HashEngine::RustCrypto => true,
+            #[cfg(target_arch = "x86_64")]
+            HashEngine::Sha512Avx2 => sha512_avx2::available(),
+            #[cfg(target_arch = "x86_64")]
+            HashEngine::Sha512Avx512 => sha512_avx512::available(),
+            _ => false,
         }
-        Sha512Engine::Sha2
     }
 
     #[inline]
-    fn compress(engine: Sha512Engine, state: &mut [u64; 8], blocks: &[u8]) {
+    fn compress(engine: HashEngine, state: &mut [u64; 8], blocks: &[u8]) {
         let (blocks, rest) = blocks.as_chunks::<128>();
         debug_assert!(rest.is_empty());
         match engine {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `Sha512Engine::X86` is only made by `engine` on a CPU with the
-            // features `sha512_x86::compress` is built with.
-            Sha512Engine::X86 => unsafe { crate::sha512_x86::compress(state, blocks) },
-            Sha512Engine::Sha2 => sha2::block_api::compress512(state, blocks),
+            // SAFETY: keys hold this engine only after `is_available` found its features.
+            HashEngine::Sha512Avx512 => unsafe { sha512_avx512::compress(state, blocks) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            HashEngine::Sha512Avx2 => unsafe { sha512_avx2::compress(state, blocks) },
+            _ => sha2::block_api::compress512(state, blocks),
         }
     }
 
@@ -230,27 +277,39 @@ impl HashAlg for Sha384 {
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn stitches(engine: Sha512Engine) -> bool {
-        // `stitch` runs on `sha512_x86`'s compression, with the same features.
-        engine == Sha512Engine::X86
+    fn stitches(engine: HashEngine) -> bool {
+        matches!(
+            engine,
+            HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512
+        )
     }
 
     #[cfg(target_arch = "x86_64")]
-    unsafe fn hash_and_encrypt(
+    unsafe fn stitched_inner_hash(
+        engine: HashEngine,
         state: &mut [u64; 8],
         head: &[u8; 13],
         data: &mut [u8],
-        rk: &[core::arch::x86_64::__m128i; 15],
+        keys: stitch::AesKeys<'_>,
         iv: &mut [u8; 16],
-    ) -> crate::stitch::Progress {
-        // SAFETY: the caller guarantees the CPU features.
-        unsafe { crate::stitch::hash_and_encrypt(state, head, data, rk, iv) }
+    ) -> Option<usize> {
+        // SAFETY: the caller guarantees the engine's features (it was available) and
+        // AES-NI.
+        unsafe {
+            match engine {
+                HashEngine::Sha512Avx512 => {
+                    Some(stitch::sha512_avx512(state, head, data, keys, iv))
+                }
+                HashEngine::Sha512Avx2 => Some(stitch::sha512_avx2(state, head, data, keys, iv)),
+                _ => None,
+            }
+        }
     }
 }
 
 /// A hash in progress: chaining value, a partial block, and the byte count so far.
 pub(crate) struct Stream<H: HashAlg> {
-    engine: H::Engine,
+    engine: HashEngine,
     state: H::State,
     partial: [u8; MAX_BLOCK_LEN],
     partial_len: usize,
@@ -260,12 +319,12 @@ pub(crate) struct Stream<H: HashAlg> {
 impl<H: HashAlg> Stream<H> {
     /// Starts from the initial value.
     #[cfg(test)]
-    pub(crate) fn new(engine: H::Engine) -> Self {
+    pub(crate) fn new(engine: HashEngine) -> Self {
         Self::resume(engine, H::INITIAL, 0)
     }
 
     /// Continues from a chaining value reached after `blocks` whole blocks.
-    pub(crate) fn resume(engine: H::Engine, state: H::State, blocks: u64) -> Self {
+    pub(crate) fn resume(engine: HashEngine, state: H::State, blocks: u64) -> Self {
         Stream {
             engine,
             state,
@@ -404,13 +463,12 @@ mod tests {
         }
     }
 
-    /// The default engine and, if this CPU picks another, that one too.
-    fn engines<H: HashAlg>() -> Vec<H::Engine> {
-        let mut e = std::vec![H::Engine::default()];
-        if H::engine() != H::Engine::default() {
-            e.push(H::engine());
-        }
-        e
+    /// Every engine this CPU has for `H`.
+    fn engines<H: HashAlg>() -> Vec<HashEngine> {
+        HashEngine::ALL
+            .into_iter()
+            .filter(|&e| H::is_available(e))
+            .collect()
     }
 
     fn streaming_matches<H: HashAlg>() {

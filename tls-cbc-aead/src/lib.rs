@@ -52,17 +52,17 @@ mod copy_mac;
 mod ct;
 pub mod ct_check;
 mod digest;
+mod engine;
 mod explicit;
 mod hmac_key;
 mod implicit;
 mod padding;
 mod record;
 #[cfg(target_arch = "x86_64")]
-mod sha512_x86;
-#[cfg(target_arch = "x86_64")]
-mod stitch;
+mod x86_64;
 
 pub use aead::{self, AeadCore, AeadInOut, Error, Key, KeyInit, KeySizeUser, Nonce};
+pub use engine::{Backend, EngineUnavailable, Engines, HashEngine};
 #[cfg(feature = "des")]
 pub use explicit::DesEde3CbcSha1;
 pub use explicit::{

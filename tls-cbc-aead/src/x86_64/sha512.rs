@@ -1,17 +1,14 @@
-//! SHA-512 compression for x86_64 with AVX2, BMI1/BMI2 and AVX-512VL (the SHA-384
-//! record MAC).
+//! SHA-512 compression for x86_64 on 256-bit vectors: the body shared by the AVX2 engine
+//! (`sha512_avx2`) and the AVX-512VL one (`sha512_avx512`), which differ only in how they
+//! compute the message schedule's σ functions ([`Sigmas`]).
 //!
 //! The sha2 crate's x86 back end vectorises the message schedule but runs it before the
 //! rounds of each block; here the schedule of two blocks is computed at once (one block
 //! per 128-bit lane) while the rounds of the first block run, so the vector units work
 //! beside the scalar rounds instead of before them, and the second block's rounds only
-//! read the precomputed `W + K`. The schedule's σ functions are two `VPRORQ` and a shift
-//! joined by one `VPTERNLOGQ` (AVX-512VL on 256-bit vectors, no 512-bit uops), a third of
-//! the AVX2 sequence's uops, which share the integer ports with the rounds. The rounds are
-//! scalar (this CPU generation has no SHA-512 instructions), written out with constant
-//! indices, their additions grouped for latency (see `round!`); with BMI2 the rotations
-//! are `rorx`, which leave their input intact. Measured on the development machine: 3.55
-//! cycles/byte (TSC) against sha2's 4.4 and OpenSSL's assembly's 3.8.
+//! read the precomputed `W + K`. The rounds are scalar (these CPUs have no SHA-512
+//! instructions), written out with constant indices, their additions grouped for latency
+//! (see `round!`); with BMI2 the rotations are `rorx`, which leave their input intact.
 //!
 //! The rounds call a hook before every 16 of them, so that seal can run its CBC
 //! encryption, a serial chain on the AES unit, in the gaps the scalar rounds leave
@@ -113,7 +110,7 @@ pub(crate) struct Wk([[u64; 4]; 40]);
 impl Wk {
     /// Stores `W[t], W[t + 1]` (+ K) of both blocks; `t` is even.
     #[inline]
-    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    #[target_feature(enable = "avx2")]
     fn put(&mut self, t: usize, v: __m256i) {
         let dst = &mut self.0[t / 2];
         // SAFETY: `dst` is 32 writable bytes; the store is unaligned.
@@ -131,7 +128,7 @@ impl Wk {
 /// The 16 message words of blocks `a` and `b`, big-endian to native, as
 /// `[a[2i], a[2i + 1], b[2i], b[2i + 1]]` for `i` in `0..8`.
 #[inline]
-#[target_feature(enable = "avx2,avx512f,avx512vl")]
+#[target_feature(enable = "avx2")]
 pub(crate) fn load_pair(a: &[u8; 128], b: &[u8; 128]) -> [__m256i; 8] {
     let swap = _mm256_broadcastsi128_si256(_mm_setr_epi8(
         7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
@@ -146,38 +143,42 @@ pub(crate) fn load_pair(a: &[u8; 128], b: &[u8; 128]) -> [__m256i; 8] {
 
 /// `K[t], K[t + 1]` in both lanes.
 #[inline]
-#[target_feature(enable = "avx2,avx512f,avx512vl")]
+#[target_feature(enable = "avx2")]
 fn k2(t: usize) -> __m256i {
     let k = &K[t..t + 2];
     // SAFETY: `k` is 16 readable bytes.
     _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(k.as_ptr().cast()) })
 }
 
-/// σ0 of each word.
-#[inline]
-#[target_feature(enable = "avx2,avx512f,avx512vl")]
-fn small_sigma0(x: __m256i) -> __m256i {
-    let (r1, r8) = (_mm256_ror_epi64::<1>(x), _mm256_ror_epi64::<8>(x));
-    _mm256_ternarylogic_epi64::<0x96>(r1, r8, _mm256_srli_epi64::<7>(x))
-}
-
-/// σ1 of each word.
-#[inline]
-#[target_feature(enable = "avx2,avx512f,avx512vl")]
-fn small_sigma1(x: __m256i) -> __m256i {
-    let (r19, r61) = (_mm256_ror_epi64::<19>(x), _mm256_ror_epi64::<61>(x));
-    _mm256_ternarylogic_epi64::<0x96>(r19, r61, _mm256_srli_epi64::<6>(x))
+/// The message schedule's σ functions on four 64-bit words, as one engine computes them.
+pub(crate) trait Sigmas {
+    /// σ0 (`ror 1 ^ ror 8 ^ shr 7`) of each word.
+    ///
+    /// # Safety
+    /// The CPU must have the engine's features.
+    unsafe fn small_sigma0(x: __m256i) -> __m256i;
+    /// σ1 (`ror 19 ^ ror 61 ^ shr 6`) of each word.
+    ///
+    /// # Safety
+    /// The CPU must have the engine's features.
+    unsafe fn small_sigma1(x: __m256i) -> __m256i;
 }
 
 /// One schedule step for both blocks: words `t, t + 1` from the window
 /// `x[s..] ++ x[..s]` of words `t - 16 .. t`, written over its oldest entry `x[s]`.
+///
+/// # Safety
+/// The CPU must have `S`'s features.
 #[inline]
-#[target_feature(enable = "avx2,avx512f,avx512vl")]
-fn schedule_step(x: &mut [__m256i; 8], s: usize) {
+#[target_feature(enable = "avx2")]
+unsafe fn schedule_step<S: Sigmas>(x: &mut [__m256i; 8], s: usize) {
     let w15 = _mm256_alignr_epi8::<8>(x[(s + 1) % 8], x[s]);
     let w7 = _mm256_alignr_epi8::<8>(x[(s + 5) % 8], x[(s + 4) % 8]);
-    let sum = _mm256_add_epi64(_mm256_add_epi64(x[s], w7), small_sigma0(w15));
-    x[s] = _mm256_add_epi64(sum, small_sigma1(x[(s + 7) % 8]));
+    // SAFETY: forwarded from the caller.
+    let sum = _mm256_add_epi64(_mm256_add_epi64(x[s], w7), unsafe { S::small_sigma0(w15) });
+    // σ1 reads the newest words, so it joins last.
+    // SAFETY: forwarded from the caller.
+    x[s] = _mm256_add_epi64(sum, unsafe { S::small_sigma1(x[(s + 7) % 8]) });
 }
 
 #[inline(always)]
@@ -277,9 +278,12 @@ fn feed_forward(state: &mut [u64; 8], v: &[u64; 8]) {
 /// Compresses block A of `x` (from [`load_pair`]) and then, if `both`, block B, calling
 /// `hook(0..5)` during A's rounds and `hook(5..10)` during B's, one call before each 16
 /// rounds (before, so that what the hook starts overlaps those rounds).
+///
+/// # Safety
+/// The CPU must have `S`'s features.
 #[inline]
-#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
-pub(crate) fn compress_pair<F: FnMut(usize)>(
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+pub(crate) unsafe fn compress_pair<S: Sigmas, F: FnMut(usize)>(
     state: &mut [u64; 8],
     wk: &mut Wk,
     mut x: [__m256i; 8],
@@ -296,7 +300,8 @@ pub(crate) fn compress_pair<F: FnMut(usize)>(
         let t = 16 * (group + 1);
         macro_rules! step {
             ($($s:literal)*) => {$(
-                schedule_step(&mut x, $s);
+                // SAFETY: forwarded from the caller.
+                unsafe { schedule_step::<S>(&mut x, $s) };
                 wk.put(t + 2 * $s, _mm256_add_epi64(x[$s], k2(t + 2 * $s)));
             )*};
         }
@@ -325,35 +330,32 @@ pub(crate) fn wk_buffer() -> Wk {
 
 /// Compresses `blocks` into `state`: `compress_pair` without a hook, two blocks at a
 /// time. The SHA-384 record MAC's compressions other than seal's stitched ones.
-#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
-pub(crate) fn compress(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+///
+/// # Safety
+/// The CPU must have `S`'s features.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+pub(crate) unsafe fn compress<S: Sigmas>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     let mut wk = wk_buffer();
     let mut pairs = blocks.chunks_exact(2);
     for p in &mut pairs {
-        compress_pair(state, &mut wk, load_pair(&p[0], &p[1]), true, |_| {});
+        // SAFETY: forwarded from the caller.
+        unsafe { compress_pair::<S, _>(state, &mut wk, load_pair(&p[0], &p[1]), true, |_| {}) };
     }
     if let [last] = pairs.remainder() {
-        compress_pair(state, &mut wk, load_pair(last, last), false, |_| {});
+        // SAFETY: forwarded from the caller.
+        unsafe { compress_pair::<S, _>(state, &mut wk, load_pair(last, last), false, |_| {}) };
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::x86_64::{sha512_avx2, sha512_avx512};
     use std::vec::Vec;
 
     /// Random multi-block inputs from random chaining values, against sha2's compression.
-    #[test]
-    fn matches_sha2() {
-        if !(std::is_x86_feature_detected!("avx2")
-            && std::is_x86_feature_detected!("bmi1")
-            && std::is_x86_feature_detected!("bmi2")
-            && std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512vl"))
-        {
-            std::eprintln!("skipped: no AVX2/BMI2/AVX-512VL");
-            return;
-        }
+    fn matches_sha2<S: Sigmas>() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             seed ^= seed << 13;
@@ -370,10 +372,28 @@ mod tests {
                 let mut want = start;
                 sha2::block_api::compress512(&mut want, &blocks);
                 let mut got = start;
-                // SAFETY: the features were checked above.
-                unsafe { compress(&mut got, &blocks) };
+                // SAFETY: the callers check the features.
+                unsafe { compress::<S>(&mut got, &blocks) };
                 assert_eq!(got, want, "{n} blocks");
             }
         }
+    }
+
+    #[test]
+    fn avx512_matches_sha2() {
+        if !sha512_avx512::available() {
+            std::eprintln!("skipped: no AVX2/BMI2/AVX-512VL");
+            return;
+        }
+        matches_sha2::<sha512_avx512::Avx512>();
+    }
+
+    #[test]
+    fn avx2_matches_sha2() {
+        if !sha512_avx2::available() {
+            std::eprintln!("skipped: no AVX2/BMI2");
+            return;
+        }
+        matches_sha2::<sha512_avx2::Avx2>();
     }
 }

@@ -1,0 +1,18 @@
+//! The x86_64 hash engines and the stitched seal, one file per engine.
+//!
+//! * `sha1_ni`, `sha256_ni`: SHA-1 and SHA-256 on the SHA extensions;
+//! * `sha512`: SHA-512 on 256-bit vectors, shared by `sha512_avx2` (AVX2 + BMI2) and
+//!   `sha512_avx512` (AVX-512VL), which differ in the message schedule's σ functions;
+//! * `stitch`: seal's inner hash on any of these with the AES-CBC chain run in its gaps.
+//!
+//! Each engine is chosen (or forced, see `Engines`) once when a key is made, after a
+//! check of the CPU features it is built with; the hash of a record then checks nothing.
+//! All of it is `std::arch` intrinsics in `#[target_feature]` functions, with no branch
+//! or memory index that depends on the data.
+
+pub(crate) mod sha1_ni;
+pub(crate) mod sha256_ni;
+pub(crate) mod sha512;
+pub(crate) mod sha512_avx2;
+pub(crate) mod sha512_avx512;
+pub(crate) mod stitch;
