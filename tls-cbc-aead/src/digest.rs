@@ -10,9 +10,9 @@
 
 use subtle::ConditionallySelectable;
 
-use crate::{ct, engine::HashEngine};
 #[cfg(target_arch = "x86_64")]
 use crate::x86_64::{sha1_ni, sha256_ni, sha512_avx2, sha512_avx512, stitch};
+use crate::{ct, engine::HashEngine};
 
 /// The largest block of the supported hashes (SHA-384).
 pub(crate) const MAX_BLOCK_LEN: usize = 128;
@@ -278,10 +278,7 @@ impl HashAlg for Sha384 {
 
     #[cfg(target_arch = "x86_64")]
     fn stitches(engine: HashEngine) -> bool {
-        matches!(
-            engine,
-            HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512
-        )
+        matches!(engine, HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512)
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -72,7 +72,11 @@ pub struct Engines {
 
 impl fmt::Display for Engines {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let seal = if self.stitched_seal { "stitched" } else { "plain" };
+        let seal = if self.stitched_seal {
+            "stitched"
+        } else {
+            "plain"
+        };
         write!(f, "{}/{}/{seal}", self.cipher, self.hash)
     }
 }

@@ -16,3 +16,20 @@ pub(crate) mod sha512;
 pub(crate) mod sha512_avx2;
 pub(crate) mod sha512_avx512;
 pub(crate) mod stitch;
+
+/// Work that a compression runs between groups of its rounds: seal's CBC encryption
+/// (`stitch`), or nothing (`()`).
+///
+/// The compressions and the hook are `#[inline(always)]`, so that all of a stitched
+/// kernel lands in one `#[target_feature]` function with both the hash's and AES-NI's
+/// features: a closure there was left out of line, and its CBC chaining value went
+/// through memory between calls, on the chain's critical path.
+pub(crate) trait Hook {
+    /// Runs the work of slot `group` (slots count from 0 across the blocks of one call).
+    fn call(&mut self, group: usize);
+}
+
+impl Hook for () {
+    #[inline(always)]
+    fn call(&mut self, _: usize) {}
+}

@@ -10,6 +10,8 @@
 
 use core::arch::x86_64::*;
 
+use super::Hook;
+
 cpufeatures::new!(cpuid, "sha", "sse2", "ssse3", "sse4.1");
 
 /// Whether this CPU can run the engine.
@@ -43,7 +45,12 @@ impl Regs {
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
     pub(crate) fn store(self, state: &mut [u32; 5]) {
         // SAFETY: the first four words are 16 writable bytes; the store is unaligned.
-        unsafe { _mm_storeu_si128(state.as_mut_ptr().cast(), _mm_shuffle_epi32::<0x1b>(self.abcd)) };
+        unsafe {
+            _mm_storeu_si128(
+                state.as_mut_ptr().cast(),
+                _mm_shuffle_epi32::<0x1b>(self.abcd),
+            )
+        };
         state[4] = _mm_extract_epi32::<3>(self.e) as u32;
     }
 }
@@ -61,11 +68,13 @@ pub(crate) fn load_block(block: &[u8; 64]) -> [__m128i; 4] {
     })
 }
 
-/// Compresses one block (from [`load_block`]), calling `hook(0..4)`, one call before
-/// each 20 rounds (before, so that what the hook starts overlaps those rounds).
-#[inline]
-#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-pub(crate) fn compress_block<F: FnMut(usize)>(regs: &mut Regs, mut w: [__m128i; 4], mut hook: F) {
+/// Compresses one block (from [`load_block`]), calling `hook` with slots `0..4`, one call
+/// before each 20 rounds (before, so that what the hook starts overlaps those rounds).
+///
+/// # Safety
+/// The CPU must have SHA-NI and SSE4.1 (the features of [`compress`]).
+#[inline(always)]
+pub(crate) unsafe fn compress_block<H: Hook>(regs: &mut Regs, mut w: [__m128i; 4], hook: &mut H) {
     let start = *regs;
     let mut abcd = regs.abcd;
     // `ABCD` before the latest four rounds, whose `A` becomes the next `E`.
@@ -75,24 +84,32 @@ pub(crate) fn compress_block<F: FnMut(usize)>(regs: &mut Regs, mut w: [__m128i; 
     macro_rules! quad {
         ($($i:literal)*) => {$(
             if $i % 5 == 0 {
-                hook($i / 5);
+                hook.call($i / 5);
             }
-            if $i >= 4 {
-                let (w16, w12, w8, w4) = (w[$i % 4], w[($i + 1) % 4], w[($i + 2) % 4], w[($i + 3) % 4]);
-                w[$i % 4] = _mm_sha1msg2_epu32(_mm_xor_si128(_mm_sha1msg1_epu32(w16, w12), w8), w4);
+            // SAFETY: the caller guarantees the features.
+            unsafe {
+                if $i >= 4 {
+                    let (w16, w12) = (w[$i % 4], w[($i + 1) % 4]);
+                    let (w8, w4) = (w[($i + 2) % 4], w[($i + 3) % 4]);
+                    let x = _mm_xor_si128(_mm_sha1msg1_epu32(w16, w12), w8);
+                    w[$i % 4] = _mm_sha1msg2_epu32(x, w4);
+                }
+                let e = if $i == 0 {
+                    _mm_add_epi32(start.e, w[0])
+                } else {
+                    _mm_sha1nexte_epu32(before, w[$i % 4])
+                };
+                before = abcd;
+                abcd = _mm_sha1rnds4_epu32::<{ $i / 5 }>(abcd, e);
             }
-            let e = if $i == 0 {
-                _mm_add_epi32(start.e, w[0])
-            } else {
-                _mm_sha1nexte_epu32(before, w[$i % 4])
-            };
-            before = abcd;
-            abcd = _mm_sha1rnds4_epu32::<{ $i / 5 }>(abcd, e);
         )*};
     }
     quad!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
-    regs.e = _mm_sha1nexte_epu32(before, start.e);
-    regs.abcd = _mm_add_epi32(abcd, start.abcd);
+    // SAFETY: the caller guarantees the features.
+    unsafe {
+        regs.e = _mm_sha1nexte_epu32(before, start.e);
+        regs.abcd = _mm_add_epi32(abcd, start.abcd);
+    }
 }
 
 /// Compresses `blocks` into `state`.
@@ -100,7 +117,8 @@ pub(crate) fn compress_block<F: FnMut(usize)>(regs: &mut Regs, mut w: [__m128i; 
 pub(crate) fn compress(state: &mut [u32; 5], blocks: &[[u8; 64]]) {
     let mut regs = Regs::load(state);
     for b in blocks {
-        compress_block(&mut regs, load_block(b), |_| {});
+        // SAFETY: this function has the features.
+        unsafe { compress_block(&mut regs, load_block(b), &mut ()) };
     }
     regs.store(state);
 }

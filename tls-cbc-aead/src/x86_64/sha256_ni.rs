@@ -9,6 +9,8 @@
 
 use core::arch::x86_64::*;
 
+use super::Hook;
+
 cpufeatures::new!(cpuid, "sha", "sse2", "ssse3", "sse4.1");
 
 /// Whether this CPU can run the engine.
@@ -19,15 +21,69 @@ pub(crate) fn available() -> bool {
 /// The round constants (the first 32 bits of the fractional parts of the cube roots of
 /// the first 64 primes).
 static K: [u32; 64] = [
-    0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4,
-    0xab1c_5ed5, 0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe,
-    0x9bdc_06a7, 0xc19b_f174, 0xe49b_69c1, 0xefbe_4786, 0x0fc1_9dc6, 0x240c_a1cc, 0x2de9_2c6f,
-    0x4a74_84aa, 0x5cb0_a9dc, 0x76f9_88da, 0x983e_5152, 0xa831_c66d, 0xb003_27c8, 0xbf59_7fc7,
-    0xc6e0_0bf3, 0xd5a7_9147, 0x06ca_6351, 0x1429_2967, 0x27b7_0a85, 0x2e1b_2138, 0x4d2c_6dfc,
-    0x5338_0d13, 0x650a_7354, 0x766a_0abb, 0x81c2_c92e, 0x9272_2c85, 0xa2bf_e8a1, 0xa81a_664b,
-    0xc24b_8b70, 0xc76c_51a3, 0xd192_e819, 0xd699_0624, 0xf40e_3585, 0x106a_a070, 0x19a4_c116,
-    0x1e37_6c08, 0x2748_774c, 0x34b0_bcb5, 0x391c_0cb3, 0x4ed8_aa4a, 0x5b9c_ca4f, 0x682e_6ff3,
-    0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7,
+    0x428a_2f98,
+    0x7137_4491,
+    0xb5c0_fbcf,
+    0xe9b5_dba5,
+    0x3956_c25b,
+    0x59f1_11f1,
+    0x923f_82a4,
+    0xab1c_5ed5,
+    0xd807_aa98,
+    0x1283_5b01,
+    0x2431_85be,
+    0x550c_7dc3,
+    0x72be_5d74,
+    0x80de_b1fe,
+    0x9bdc_06a7,
+    0xc19b_f174,
+    0xe49b_69c1,
+    0xefbe_4786,
+    0x0fc1_9dc6,
+    0x240c_a1cc,
+    0x2de9_2c6f,
+    0x4a74_84aa,
+    0x5cb0_a9dc,
+    0x76f9_88da,
+    0x983e_5152,
+    0xa831_c66d,
+    0xb003_27c8,
+    0xbf59_7fc7,
+    0xc6e0_0bf3,
+    0xd5a7_9147,
+    0x06ca_6351,
+    0x1429_2967,
+    0x27b7_0a85,
+    0x2e1b_2138,
+    0x4d2c_6dfc,
+    0x5338_0d13,
+    0x650a_7354,
+    0x766a_0abb,
+    0x81c2_c92e,
+    0x9272_2c85,
+    0xa2bf_e8a1,
+    0xa81a_664b,
+    0xc24b_8b70,
+    0xc76c_51a3,
+    0xd192_e819,
+    0xd699_0624,
+    0xf40e_3585,
+    0x106a_a070,
+    0x19a4_c116,
+    0x1e37_6c08,
+    0x2748_774c,
+    0x34b0_bcb5,
+    0x391c_0cb3,
+    0x4ed8_aa4a,
+    0x5b9c_ca4f,
+    0x682e_6ff3,
+    0x748f_82ee,
+    0x78a5_636f,
+    0x84c8_7814,
+    0x8cc7_0208,
+    0x90be_fffa,
+    0xa450_6ceb,
+    0xbef9_a3f7,
     0xc671_78f2,
 ];
 
@@ -95,11 +151,13 @@ fn k4(i: usize) -> __m128i {
     unsafe { _mm_loadu_si128(k.as_ptr().cast()) }
 }
 
-/// Compresses one block (from [`load_block`]), calling `hook(0..4)`, one call before
-/// each 16 rounds (before, so that what the hook starts overlaps those rounds).
-#[inline]
-#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-pub(crate) fn compress_block<F: FnMut(usize)>(regs: &mut Regs, mut w: [__m128i; 4], mut hook: F) {
+/// Compresses one block (from [`load_block`]), calling `hook` with slots `0..4`, one call
+/// before each 16 rounds (before, so that what the hook starts overlaps those rounds).
+///
+/// # Safety
+/// The CPU must have SHA-NI and SSE4.1 (the features of [`compress`]).
+#[inline(always)]
+pub(crate) unsafe fn compress_block<H: Hook>(regs: &mut Regs, mut w: [__m128i; 4], hook: &mut H) {
     let start = *regs;
     let (mut abef, mut cdgh) = (regs.abef, regs.cdgh);
     // Four rounds on words `4 i ..`; from `i = 4` on, those words first replace the ones
@@ -107,21 +165,29 @@ pub(crate) fn compress_block<F: FnMut(usize)>(regs: &mut Regs, mut w: [__m128i; 
     macro_rules! quad {
         ($($i:literal)*) => {$(
             if $i % 4 == 0 {
-                hook($i / 4);
+                hook.call($i / 4);
             }
-            if $i >= 4 {
-                let (w16, w15, w8, w4) = (w[$i % 4], w[($i + 1) % 4], w[($i + 2) % 4], w[($i + 3) % 4]);
-                let w7 = _mm_alignr_epi8::<4>(w4, w8);
-                w[$i % 4] = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(w16, w15), w7), w4);
+            // SAFETY: the caller guarantees the features.
+            unsafe {
+                if $i >= 4 {
+                    let (w16, w15) = (w[$i % 4], w[($i + 1) % 4]);
+                    let (w8, w4) = (w[($i + 2) % 4], w[($i + 3) % 4]);
+                    let w7 = _mm_alignr_epi8::<4>(w4, w8);
+                    let sum = _mm_add_epi32(_mm_sha256msg1_epu32(w16, w15), w7);
+                    w[$i % 4] = _mm_sha256msg2_epu32(sum, w4);
+                }
+                let wk = _mm_add_epi32(w[$i % 4], k4($i));
+                cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+                abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32::<0x0e>(wk));
             }
-            let wk = _mm_add_epi32(w[$i % 4], k4($i));
-            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
-            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32::<0x0e>(wk));
         )*};
     }
     quad!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
-    regs.abef = _mm_add_epi32(abef, start.abef);
-    regs.cdgh = _mm_add_epi32(cdgh, start.cdgh);
+    // SAFETY: the caller guarantees the features.
+    unsafe {
+        regs.abef = _mm_add_epi32(abef, start.abef);
+        regs.cdgh = _mm_add_epi32(cdgh, start.cdgh);
+    }
 }
 
 /// Compresses `blocks` into `state`.
@@ -129,7 +195,8 @@ pub(crate) fn compress_block<F: FnMut(usize)>(regs: &mut Regs, mut w: [__m128i; 
 pub(crate) fn compress(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
     let mut regs = Regs::load(state);
     for b in blocks {
-        compress_block(&mut regs, load_block(b), |_| {});
+        // SAFETY: this function has the features.
+        unsafe { compress_block(&mut regs, load_block(b), &mut ()) };
     }
     regs.store(state);
 }

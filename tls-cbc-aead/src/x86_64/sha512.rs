@@ -17,6 +17,8 @@
 
 use core::arch::x86_64::*;
 
+use super::Hook;
+
 /// The round constants (the first 64 bits of the fractional parts of the cube roots of
 /// the first 80 primes).
 static K: [u64; 80] = [
@@ -169,16 +171,16 @@ pub(crate) trait Sigmas {
 ///
 /// # Safety
 /// The CPU must have `S`'s features.
-#[inline]
-#[target_feature(enable = "avx2")]
+#[inline(always)]
 unsafe fn schedule_step<S: Sigmas>(x: &mut [__m256i; 8], s: usize) {
-    let w15 = _mm256_alignr_epi8::<8>(x[(s + 1) % 8], x[s]);
-    let w7 = _mm256_alignr_epi8::<8>(x[(s + 5) % 8], x[(s + 4) % 8]);
-    // SAFETY: forwarded from the caller.
-    let sum = _mm256_add_epi64(_mm256_add_epi64(x[s], w7), unsafe { S::small_sigma0(w15) });
-    // σ1 reads the newest words, so it joins last.
-    // SAFETY: forwarded from the caller.
-    x[s] = _mm256_add_epi64(sum, unsafe { S::small_sigma1(x[(s + 7) % 8]) });
+    // SAFETY: the caller guarantees `S`'s features, AVX2 among them.
+    unsafe {
+        let w15 = _mm256_alignr_epi8::<8>(x[(s + 1) % 8], x[s]);
+        let w7 = _mm256_alignr_epi8::<8>(x[(s + 5) % 8], x[(s + 4) % 8]);
+        let sum = _mm256_add_epi64(_mm256_add_epi64(x[s], w7), S::small_sigma0(w15));
+        // σ1 reads the newest words, so it joins last.
+        x[s] = _mm256_add_epi64(sum, S::small_sigma1(x[(s + 7) % 8]));
+    }
 }
 
 #[inline(always)]
@@ -276,22 +278,22 @@ fn feed_forward(state: &mut [u64; 8], v: &[u64; 8]) {
 }
 
 /// Compresses block A of `x` (from [`load_pair`]) and then, if `both`, block B, calling
-/// `hook(0..5)` during A's rounds and `hook(5..10)` during B's, one call before each 16
-/// rounds (before, so that what the hook starts overlaps those rounds).
+/// `hook` with slots `0..5` during A's rounds and `5..10` during B's, one call before
+/// each 16 rounds (before, so that what the hook starts overlaps those rounds).
 ///
 /// # Safety
-/// The CPU must have `S`'s features.
-#[inline]
-#[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(crate) unsafe fn compress_pair<S: Sigmas, F: FnMut(usize)>(
+/// The CPU must have `S`'s features (AVX2 and BMI1/BMI2 among them).
+#[inline(always)]
+pub(crate) unsafe fn compress_pair<S: Sigmas, H: Hook>(
     state: &mut [u64; 8],
     wk: &mut Wk,
     mut x: [__m256i; 8],
     both: bool,
-    mut hook: F,
+    hook: &mut H,
 ) {
     for (s, w) in x.iter().enumerate() {
-        wk.put(2 * s, _mm256_add_epi64(*w, k2(2 * s)));
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { wk.put(2 * s, _mm256_add_epi64(*w, k2(2 * s))) };
     }
     let mut v = *state;
     for group in 0..4 {
@@ -300,22 +302,24 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: FnMut(usize)>(
         let t = 16 * (group + 1);
         macro_rules! step {
             ($($s:literal)*) => {$(
-                // SAFETY: forwarded from the caller.
-                unsafe { schedule_step::<S>(&mut x, $s) };
-                wk.put(t + 2 * $s, _mm256_add_epi64(x[$s], k2(t + 2 * $s)));
+                // SAFETY: the caller guarantees `S`'s features, AVX2 among them.
+                unsafe {
+                    schedule_step::<S>(&mut x, $s);
+                    wk.put(t + 2 * $s, _mm256_add_epi64(x[$s], k2(t + 2 * $s)));
+                }
             )*};
         }
         step!(0 1 2 3 4 5 6 7);
-        hook(group);
+        hook.call(group);
         rounds16::<0>(&mut v, wk.group(group));
     }
-    hook(4);
+    hook.call(4);
     rounds16::<0>(&mut v, wk.group(4));
     feed_forward(state, &v);
     if both {
         let mut v = *state;
         for group in 0..5 {
-            hook(5 + group);
+            hook.call(5 + group);
             rounds16::<2>(&mut v, wk.group(group));
         }
         feed_forward(state, &v);
@@ -333,29 +337,27 @@ pub(crate) fn wk_buffer() -> Wk {
 ///
 /// # Safety
 /// The CPU must have `S`'s features.
-#[inline]
-#[target_feature(enable = "avx2,bmi1,bmi2")]
+#[inline(always)]
 pub(crate) unsafe fn compress<S: Sigmas>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     let mut wk = wk_buffer();
     let mut pairs = blocks.chunks_exact(2);
     for p in &mut pairs {
-        // SAFETY: forwarded from the caller.
-        unsafe { compress_pair::<S, _>(state, &mut wk, load_pair(&p[0], &p[1]), true, |_| {}) };
+        // SAFETY: the caller guarantees `S`'s features.
+        unsafe { compress_pair::<S, _>(state, &mut wk, load_pair(&p[0], &p[1]), true, &mut ()) };
     }
     if let [last] = pairs.remainder() {
-        // SAFETY: forwarded from the caller.
-        unsafe { compress_pair::<S, _>(state, &mut wk, load_pair(last, last), false, |_| {}) };
+        // SAFETY: the caller guarantees `S`'s features.
+        unsafe { compress_pair::<S, _>(state, &mut wk, load_pair(last, last), false, &mut ()) };
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::x86_64::{sha512_avx2, sha512_avx512};
     use std::vec::Vec;
 
     /// Random multi-block inputs from random chaining values, against sha2's compression.
-    fn matches_sha2<S: Sigmas>() {
+    fn matches_sha2(compress_on: impl Fn(&mut [u64; 8], &[[u8; 128]])) {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             seed ^= seed << 13;
@@ -372,8 +374,7 @@ mod tests {
                 let mut want = start;
                 sha2::block_api::compress512(&mut want, &blocks);
                 let mut got = start;
-                // SAFETY: the callers check the features.
-                unsafe { compress::<S>(&mut got, &blocks) };
+                compress_on(&mut got, &blocks);
                 assert_eq!(got, want, "{n} blocks");
             }
         }
@@ -385,7 +386,8 @@ mod tests {
             std::eprintln!("skipped: no AVX2/BMI2/AVX-512VL");
             return;
         }
-        matches_sha2::<sha512_avx512::Avx512>();
+        // SAFETY: the features were checked above.
+        matches_sha2(|s, b| unsafe { sha512_avx512::compress(s, b) });
     }
 
     #[test]
@@ -394,6 +396,7 @@ mod tests {
             std::eprintln!("skipped: no AVX2/BMI2");
             return;
         }
-        matches_sha2::<sha512_avx2::Avx2>();
+        // SAFETY: the features were checked above.
+        matches_sha2(|s, b| unsafe { sha512_avx2::compress(s, b) });
     }
 }
