@@ -32,11 +32,18 @@
 //! assert_eq!(record, b"GET / HTTP/1.1\r\n");
 //! ```
 //!
+//! Each key runs on the fastest engines this CPU has, chosen once when it is made: AES on
+//! gcm-core's back ends; HMAC on this crate's SHA-NI SHA-1/SHA-256, or its AVX-512VL or
+//! AVX2 SHA-512 for SHA-384, else on the RustCrypto crates; and on x86_64 with AES-NI a
+//! seal that runs the serial CBC encryption inside the hash rounds (`x86_64::stitch`).
+//! `new_with_engines` on each suite forces a choice ([`Engines`]); every choice seals
+//! and opens the same records, and the tests run every choice the CPU has.
+//!
 //! Constant time is checked under valgrind memcheck by `tests/ct_valgrind.rs`, run through
-//! `ct-check.sh`. valgrind cannot execute AVX-512, so there SHA-384 keys use the sha2
-//! crate's compression; on CPUs with AVX-512VL they use this crate's own (`sha512_x86`,
-//! chosen once per key), which is straight-line code with no data-dependent branch or
-//! memory index, outside the valgrind check.
+//! `ct-check.sh`. valgrind runs neither SHA-NI nor AVX-512, so there SHA-1/SHA-256 keys
+//! use the RustCrypto crates and SHA-384 keys the AVX2 SHA-512 engine with its stitched
+//! seal. The SHA-NI and AVX-512 engines are the same kind of straight-line code, with no
+//! data-dependent branch or memory index, outside the valgrind check.
 //!
 //! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
 //! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see
