@@ -218,4 +218,11 @@ fn main() {
         ct_check::running_on_valgrind(),
         aes.backend().name()
     );
+    // What ran (the engines valgrind's CPU model leaves; see the crate docs).
+    println!(
+        "ct_valgrind: engines (AES back end / hash / seal): SHA-1 {}, SHA-256 {}, SHA-384 {}",
+        Aes128CbcSha1::best_engines(),
+        Aes128CbcSha256::best_engines(),
+        Aes256CbcSha384::best_engines()
+    );
 }
