@@ -2,9 +2,10 @@
 //! SHA-NI SHA-1/SHA-256 engines or the AVX2/AVX-512 SHA-512 ones).
 //!
 //! CBC encryption is a serial chain of `aesenc`, bound by its latency and leaving the AES
-//! unit idle most of the time; the hash rounds are another latency-bound chain, on other
-//! units. So the CBC blocks are encrypted from the hook that each engine's compression
-//! calls every few rounds, and the out-of-order core runs the two chains side by side.
+//! unit idle most of the time; the hash rounds run on other units (SHA-NI, or the scalar
+//! ALUs for SHA-512). So the CBC blocks are encrypted from the hook that each engine's
+//! compression calls every few rounds, and the out-of-order core runs the two side by
+//! side.
 //!
 //! The hash input is `ad || len16 || plaintext`, so its blocks sit 13 bytes off the CBC
 //! blocks, and encryption is in place: a CBC block is encrypted only once the hash has
