@@ -40,10 +40,10 @@
 //! and opens the same records, and the tests run every choice the CPU has.
 //!
 //! Constant time is checked under valgrind memcheck by `tests/ct_valgrind.rs`, run through
-//! `ct-check.sh`. valgrind runs neither SHA-NI nor AVX-512, so there SHA-1/SHA-256 keys
-//! use the RustCrypto crates and SHA-384 keys the AVX2 SHA-512 engine with its stitched
-//! seal. The SHA-NI and AVX-512 engines are the same kind of straight-line code, with no
-//! data-dependent branch or memory index, outside the valgrind check.
+//! `ct-check.sh`, on every engine choice valgrind's CPU model leaves: AES-NI and portable
+//! AES, the RustCrypto hashes, and the AVX2 SHA-512 engine plain and stitched. valgrind
+//! runs neither SHA-NI nor AVX-512, so the SHA-NI and AVX-512 engines, the same kind of
+//! straight-line code with no data-dependent branch or memory index, are outside it.
 //!
 //! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
 //! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see
