@@ -25,11 +25,12 @@ pub(crate) mod stitch;
 /// features: a closure there was left out of line, and its CBC chaining value went
 /// through memory between calls, on the chain's critical path.
 pub(crate) trait Hook {
-    /// Runs the work of slot `group` (slots count from 0 across the blocks of one call).
-    fn call(&mut self, group: usize);
+    /// Runs the work of the next slot (each compression documents how many slots a
+    /// block has).
+    fn call(&mut self);
 }
 
 impl Hook for () {
     #[inline(always)]
-    fn call(&mut self, _: usize) {}
+    fn call(&mut self) {}
 }

@@ -68,7 +68,7 @@ pub(crate) fn load_block(block: &[u8; 64]) -> [__m128i; 4] {
     })
 }
 
-/// Compresses one block (from [`load_block`]), calling `hook` with slots `0..4`, one call
+/// Compresses one block (from [`load_block`]), calling `hook` 4 times, one call
 /// before each 20 rounds (before, so that what the hook starts overlaps those rounds).
 ///
 /// # Safety
@@ -84,7 +84,7 @@ pub(crate) unsafe fn compress_block<H: Hook>(regs: &mut Regs, mut w: [__m128i; 4
     macro_rules! quad {
         ($($i:literal)*) => {$(
             if $i % 5 == 0 {
-                hook.call($i / 5);
+                hook.call();
             }
             // SAFETY: the caller guarantees the features.
             unsafe {

@@ -151,7 +151,7 @@ fn k4(i: usize) -> __m128i {
     unsafe { _mm_loadu_si128(k.as_ptr().cast()) }
 }
 
-/// Compresses one block (from [`load_block`]), calling `hook` with slots `0..4`, one call
+/// Compresses one block (from [`load_block`]), calling `hook` 4 times, one call
 /// before each 16 rounds (before, so that what the hook starts overlaps those rounds).
 ///
 /// # Safety
@@ -165,7 +165,7 @@ pub(crate) unsafe fn compress_block<H: Hook>(regs: &mut Regs, mut w: [__m128i; 4
     macro_rules! quad {
         ($($i:literal)*) => {$(
             if $i % 4 == 0 {
-                hook.call($i / 4);
+                hook.call();
             }
             // SAFETY: the caller guarantees the features.
             unsafe {
