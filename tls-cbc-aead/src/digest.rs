@@ -56,9 +56,18 @@ pub(crate) trait HashAlg {
             .find(|&e| Self::is_available(e))
             .unwrap_or(HashEngine::RustCrypto)
     }
-    /// Compresses `blocks`, whose length is a multiple of [`Self::BLOCK_LEN`], on
-    /// `engine`, which [`Self::is_available`] accepted.
-    fn compress(engine: HashEngine, state: &mut Self::State, blocks: &[u8]);
+    /// The compression function of `engine`, which [`Self::is_available`] accepted: it
+    /// compresses blocks whose length is a multiple of [`Self::BLOCK_LEN`].
+    ///
+    /// A function picked once per hash, not a `match` on the engine per call: with the
+    /// `match` inside the compression that open calls per block, SHA-1 open at 1350 bytes
+    /// ran 3% slower on Zen 4, whatever the engine.
+    fn compressor(engine: HashEngine) -> Compress<Self::State>;
+    /// Compresses `blocks` on `engine`, which [`Self::is_available`] accepted.
+    fn compress(engine: HashEngine, state: &mut Self::State, blocks: &[u8]) {
+        // SAFETY: the caller passes an engine that `is_available` accepted.
+        unsafe { Self::compressor(engine)(state, blocks) }
+    }
     /// Writes the first [`Self::OUTPUT_LEN`] bytes of the big-endian chaining value.
     fn write_digest(state: &Self::State, out: &mut [u8]);
 
@@ -86,6 +95,68 @@ pub(crate) trait HashAlg {
     ) -> Option<usize> {
         None
     }
+}
+
+/// A compression function over whole blocks.
+///
+/// # Safety
+/// Only from [`HashAlg::compressor`], for an engine that [`HashAlg::is_available`]
+/// accepted on this CPU.
+pub(crate) type Compress<S> = unsafe fn(&mut S, &[u8]);
+
+/// `sha1_ni`'s compression behind a [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have SHA-NI.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha1_shani(state: &mut [u32; 5], blocks: &[u8]) {
+    // SAFETY: the caller guarantees SHA-NI.
+    unsafe { sha1_ni::compress(state, blocks.as_chunks().0) }
+}
+
+/// The sha1 crate's compression behind a [`Compress`] pointer (no precondition).
+unsafe fn sha1_rustcrypto(state: &mut [u32; 5], blocks: &[u8]) {
+    sha1::block_api::compress(state, blocks.as_chunks().0);
+}
+
+/// `sha256_ni`'s compression behind a [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have SHA-NI.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha256_shani(state: &mut [u32; 8], blocks: &[u8]) {
+    // SAFETY: the caller guarantees SHA-NI.
+    unsafe { sha256_ni::compress(state, blocks.as_chunks().0) }
+}
+
+/// The sha2 crate's SHA-256 compression behind a [`Compress`] pointer (no precondition).
+unsafe fn sha256_rustcrypto(state: &mut [u32; 8], blocks: &[u8]) {
+    sha2::block_api::compress256(state, blocks.as_chunks().0);
+}
+
+/// `sha512_avx512`'s compression behind a [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have that engine's features.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha512_on_avx512(state: &mut [u64; 8], blocks: &[u8]) {
+    // SAFETY: the caller guarantees the features.
+    unsafe { sha512_avx512::compress(state, blocks.as_chunks().0) }
+}
+
+/// `sha512_avx2`'s compression behind a [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have that engine's features.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha512_on_avx2(state: &mut [u64; 8], blocks: &[u8]) {
+    // SAFETY: the caller guarantees the features.
+    unsafe { sha512_avx2::compress(state, blocks.as_chunks().0) }
+}
+
+/// The sha2 crate's SHA-512 compression behind a [`Compress`] pointer (no precondition).
+unsafe fn sha512_rustcrypto(state: &mut [u64; 8], blocks: &[u8]) {
+    sha2::block_api::compress512(state, blocks.as_chunks().0);
 }
 
 /// SHA-1 (HMAC-SHA1 record MACs).
@@ -128,15 +199,11 @@ impl HashAlg for Sha1 {
         }
     }
 
-    #[inline]
-    fn compress(engine: HashEngine, state: &mut [u32; 5], blocks: &[u8]) {
-        let (blocks, rest) = blocks.as_chunks::<64>();
-        debug_assert!(rest.is_empty());
+    fn compressor(engine: HashEngine) -> Compress<[u32; 5]> {
         match engine {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: keys hold `ShaNi` only after `is_available` found SHA-NI.
-            HashEngine::ShaNi => unsafe { sha1_ni::compress(state, blocks) },
-            _ => sha1::block_api::compress(state, blocks),
+            HashEngine::ShaNi => sha1_shani,
+            _ => sha1_rustcrypto,
         }
     }
 
@@ -190,15 +257,11 @@ impl HashAlg for Sha256 {
         }
     }
 
-    #[inline]
-    fn compress(engine: HashEngine, state: &mut [u32; 8], blocks: &[u8]) {
-        let (blocks, rest) = blocks.as_chunks::<64>();
-        debug_assert!(rest.is_empty());
+    fn compressor(engine: HashEngine) -> Compress<[u32; 8]> {
         match engine {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: keys hold `ShaNi` only after `is_available` found SHA-NI.
-            HashEngine::ShaNi => unsafe { sha256_ni::compress(state, blocks) },
-            _ => sha2::block_api::compress256(state, blocks),
+            HashEngine::ShaNi => sha256_shani,
+            _ => sha256_rustcrypto,
         }
     }
 
@@ -254,18 +317,13 @@ impl HashAlg for Sha384 {
         }
     }
 
-    #[inline]
-    fn compress(engine: HashEngine, state: &mut [u64; 8], blocks: &[u8]) {
-        let (blocks, rest) = blocks.as_chunks::<128>();
-        debug_assert!(rest.is_empty());
+    fn compressor(engine: HashEngine) -> Compress<[u64; 8]> {
         match engine {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: keys hold this engine only after `is_available` found its features.
-            HashEngine::Sha512Avx512 => unsafe { sha512_avx512::compress(state, blocks) },
+            HashEngine::Sha512Avx512 => sha512_on_avx512,
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            HashEngine::Sha512Avx2 => unsafe { sha512_avx2::compress(state, blocks) },
-            _ => sha2::block_api::compress512(state, blocks),
+            HashEngine::Sha512Avx2 => sha512_on_avx2,
+            _ => sha512_rustcrypto,
         }
     }
 
@@ -306,7 +364,8 @@ impl HashAlg for Sha384 {
 
 /// A hash in progress: chaining value, a partial block, and the byte count so far.
 pub(crate) struct Stream<H: HashAlg> {
-    engine: HashEngine,
+    /// The key's engine's compression (available on this CPU).
+    compress: Compress<H::State>,
     state: H::State,
     partial: [u8; MAX_BLOCK_LEN],
     partial_len: usize,
@@ -323,12 +382,21 @@ impl<H: HashAlg> Stream<H> {
     /// Continues from a chaining value reached after `blocks` whole blocks.
     pub(crate) fn resume(engine: HashEngine, state: H::State, blocks: u64) -> Self {
         Stream {
-            engine,
+            compress: H::compressor(engine),
             state,
             partial: [0; MAX_BLOCK_LEN],
             partial_len: 0,
             total: blocks * H::BLOCK_LEN as u64,
         }
+    }
+
+    /// Compresses whole blocks into the chaining value.
+    #[inline(always)]
+    fn compress_into(compress: Compress<H::State>, state: &mut H::State, blocks: &[u8]) {
+        debug_assert!(blocks.len().is_multiple_of(H::BLOCK_LEN));
+        // SAFETY: `compress` came from `H::compressor` for the key's engine, which was
+        // checked available on this CPU when the key was made.
+        unsafe { compress(state, blocks) }
     }
 
     /// Absorbs `data`. Its length (not its content) is public.
@@ -343,12 +411,12 @@ impl<H: HashAlg> Stream<H> {
             if self.partial_len < block {
                 return;
             }
-            H::compress(self.engine, &mut self.state, &self.partial[..block]);
+            Self::compress_into(self.compress, &mut self.state, &self.partial[..block]);
             self.partial_len = 0;
         }
         let whole = data.len() - data.len() % block;
         if whole > 0 {
-            H::compress(self.engine, &mut self.state, &data[..whole]);
+            Self::compress_into(self.compress, &mut self.state, &data[..whole]);
         }
         let rest = &data[whole..];
         self.partial[..rest.len()].copy_from_slice(rest);
@@ -364,11 +432,11 @@ impl<H: HashAlg> Stream<H> {
         self.partial[n] = 0x80;
         self.partial[n + 1..block].fill(0);
         if n + 1 > block - field {
-            H::compress(self.engine, &mut self.state, &self.partial[..block]);
+            Self::compress_into(self.compress, &mut self.state, &self.partial[..block]);
             self.partial[..block].fill(0);
         }
         self.partial[block - field..block].copy_from_slice(&bits.to_be_bytes()[16 - field..]);
-        H::compress(self.engine, &mut self.state, &self.partial[..block]);
+        Self::compress_into(self.compress, &mut self.state, &self.partial[..block]);
         H::write_digest(&self.state, out);
     }
 
@@ -423,16 +491,16 @@ impl<H: HashAlg> Stream<H> {
         // so those blocks are compressed in one call with nothing to select.
         let first_candidate = (buffered + field) / block;
         if first_candidate > 0 {
-            H::compress(
-                self.engine,
+            Self::compress_into(
+                self.compress,
                 &mut self.state,
                 &work[..first_candidate * block],
             );
         }
         let mut result = self.state;
         for i in first_candidate..blocks {
-            H::compress(
-                self.engine,
+            Self::compress_into(
+                self.compress,
                 &mut self.state,
                 &work[i * block..(i + 1) * block],
             );
