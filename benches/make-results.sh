@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 gcm_args=(--peers --all-backends --roofline --csv benches/results.csv --plot benches/results.svg --markdown "$tmp/gcm.md")
-tls_args=(--peers --tls-cbc --no-gcm --no-key-setup --csv "$tmp/tls.csv" --markdown "$tmp/tls.md")
+tls_args=(--peers --tls-cbc --tls-engines --no-gcm --no-key-setup --csv "$tmp/tls.csv" --markdown "$tmp/tls.md")
 "$speed" "${gcm_args[@]}" "$@" | tee "$tmp/gcm.log"
 "$speed" "${tls_args[@]}" | tee "$tmp/tls.log"
 tail -n +2 "$tmp/tls.csv" >> benches/results.csv
@@ -45,7 +45,7 @@ openssl_v=$(openssl version 2>/dev/null || echo "unknown")
     echo
     echo '```'
     echo "speed --peers --all-backends --roofline --csv benches/results.csv --plot benches/results.svg --markdown gcm.md${*:+ $*}"
-    echo "speed --peers --tls-cbc --no-gcm --no-key-setup --csv tls.csv --markdown tls.md"
+    echo "speed --peers --tls-cbc --tls-engines --no-gcm --no-key-setup --csv tls.csv --markdown tls.md"
     echo "MCA_SPEED_BIN=<the speed binary> bash benches/mca.sh   # the static llvm-mca proxy, last section"
     echo '```'
     echo
@@ -148,9 +148,13 @@ PY
     echo "## TLS CBC-HMAC records, MB/s"
     echo
     echo "11 bytes of AD (sequence number, type, version), 16-byte explicit IV, minimal padding."
-    echo "OpenSSL is driven as a record layer without stitched code would: HMAC (keyed once, re-armed"
-    echo "per record), then AES-CBC, each one EVP/HMAC call sequence; its open is not constant-time."
-    echo "Ours is tls-cbc-aead, whose open is constant-time (Lucky 13 countermeasures)."
+    echo "\`openssl\` is OpenSSL driven as a record layer without stitched code would: HMAC (keyed once,"
+    echo "re-armed per record), then AES-CBC, each one EVP/HMAC call sequence; its open is not constant-time."
+    echo "\`openssl-stitched\` is OpenSSL's own stitched \`EVP_aes_*_cbc_hmac_sha1/sha256\` cipher in TLS mode"
+    echo "(the 13-byte TLS AAD ctrl, then one \`EVP_Cipher\` over the explicit IV block and the record; no"
+    echo "SHA-384 variant exists). Ours is tls-cbc-aead, whose open is constant-time (Lucky 13"
+    echo "countermeasures), on the engines it picks (printed by the run); \`ours-<hash engine>-<seal>\` forces"
+    echo "another hash engine or seal path on the same AES back end (\`new_with_engines\`)."
     cat "$tmp/tls.md"
     echo
     cat "$tmp/mca.md"

@@ -41,7 +41,7 @@ pub fn say(args: std::fmt::Arguments<'_>) {
 }
 
 /// Declassifies the memory of `value`, and makes the compiler forget what it knew of it.
-fn declassify_value<T>(value: &mut T) {
+pub fn declassify_value<T>(value: &mut T) {
     // SAFETY: `value` is `size_of::<T>()` bytes of this process's memory; only the
     // sanitizer's shadow of them changes.
     let bytes =

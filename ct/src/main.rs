@@ -16,7 +16,9 @@
 //! 3. under each CPU profile of [`PROFILES`] (features hidden from detection, so that
 //!    the code CPUs without them run is chosen): `aes-gcm-vaes`'s AEAD types and every
 //!    TLS CBC suite, whose keys say which engines they chose;
-//! 4. coverage: every back end and engine this CPU can run must have been run; what it
+//! 4. every TLS CBC engine choice this CPU offers that no profile picked, forced with
+//!    `new_with_engines` (a hash engine with the plain seal, say);
+//! 5. coverage: every back end and engine this CPU can run must have been run; what it
 //!    cannot run is listed as such.
 //!
 //! Any report in 2 or 3, an output that should carry secrets but comes out clean (the
@@ -31,7 +33,8 @@ mod tls;
 use std::process::ExitCode;
 
 use gcm_core::{__CpuFeatures as F, Backend, ct};
-use tls_cbc_aead::ct_check::Engines;
+use tls_cbc_aead::ct_check::KeyEngines;
+use tls_cbc_aead::{Engines, HashEngine};
 
 use check::{Expect, Ledger, Rng};
 
@@ -50,37 +53,50 @@ const PROFILES: [Profile; 5] = [
         name: "this CPU",
         hide: 0,
     },
+    // VAES-256; SHA-NI and the AVX2 SHA-512, stitched.
     Profile {
         name: "no AVX-512 (e.g. Zen 3)",
         hide: F::AVX512F,
     },
+    // AES-NI; SHA-1/SHA-256 on the RustCrypto crates, plain seal; AVX-512 SHA-512.
     Profile {
-        name: "no VAES (e.g. Cascade Lake)",
-        hide: F::VAES,
+        name: "no VAES, no SHA-NI (e.g. Cascade Lake)",
+        hide: F::VAES | F::SHA,
     },
+    // AES-NI; SHA-NI, stitched; SHA-384 on the sha2 crate; baseline open.
     Profile {
-        name: "no AVX2 (e.g. Westmere)",
+        name: "no AVX2 (e.g. Goldmont)",
         hide: F::AVX2,
     },
+    // Portable AES; SHA-NI, plain seal (no AES-NI to stitch).
     Profile {
         name: "no AES-NI, no AVX2",
         hide: F::AES | F::AVX2,
     },
 ];
 
-/// The engines of every TLS key made, for the coverage check.
+/// The engines of every TLS key made, for the coverage check; and, per suite, every
+/// engine choice this CPU offers.
 #[derive(Default)]
-struct Seen(Vec<(&'static str, Engines)>);
+struct Seen {
+    keys: Vec<(&'static str, KeyEngines)>,
+    offered: Vec<(&'static str, Vec<Engines>)>,
+}
 
 impl Seen {
-    fn add(&mut self, suite: &'static str, e: Engines) {
-        if !self.0.contains(&(suite, e)) {
-            self.0.push((suite, e));
+    fn add(&mut self, suite: &'static str, e: KeyEngines) {
+        if !self.keys.contains(&(suite, e)) {
+            self.keys.push((suite, e));
         }
     }
 
-    fn any(&self, f: impl Fn(&'static str, &Engines) -> bool) -> bool {
-        self.0.iter().any(|(s, e)| f(s, e))
+    fn any(&self, f: impl Fn(&'static str, &KeyEngines) -> bool) -> bool {
+        self.keys.iter().any(|(s, e)| f(s, e))
+    }
+
+    /// Whether a key of `suite` ran on `engines` (with either build of open).
+    fn ran(&self, suite: &str, engines: Engines) -> bool {
+        self.any(|s, e| s == suite && e.engines == engines)
     }
 }
 
@@ -159,6 +175,9 @@ fn main() -> ExitCode {
     }
     ct::hide_cpu_features(0);
 
+    say!("ct-msan: -- TLS CBC: the engine choices no profile picked, forced");
+    forced_tls_suites(&mut ledger, &mut seen);
+
     say!("ct-msan: -- coverage");
     coverage(&mut ledger, &available, &gcm_by_detection, &seen);
     if ledger.finish() {
@@ -170,33 +189,67 @@ fn main() -> ExitCode {
 
 /// Runs every TLS CBC suite under the current profile.
 fn tls_suites(ledger: &mut Ledger, seen: &mut Seen, seed: u64) {
-    let mut seed = seed;
-    // One group per suite: `tls::$run::<Suite>` returns its operations and engines.
-    macro_rules! suites {
-        ($kind:ident, $run:ident: $($t:ty),*) => {$({
-            let mut engines = None;
-            let name = <$t as tls::$kind>::NAME;
-            seed += 1;
-            ledger.group(Expect::Clean, name, "", || {
-                let (ops, e) = tls::$run::<$t>(seed);
-                engines = Some(e);
-                ops
-            });
-            if let Some(e) = engines {
-                print_engines(e);
-                seen.add(name, e);
-            }
-        })*};
+    for (i, suite) in tls::SUITES.iter().enumerate() {
+        let mut engines = None;
+        ledger.group(Expect::Clean, suite.name, "", || {
+            let (ops, e) = (suite.run)(seed + 1 + i as u64, None);
+            engines = Some(e);
+            ops
+        });
+        if let Some(e) = engines {
+            print_engines(e);
+            seen.add(suite.name, e);
+        }
     }
-    use tls_cbc_aead::*;
-    suites!(Suite, suite:
-        Aes128CbcSha1, Aes256CbcSha1, Aes128CbcSha256, Aes256CbcSha256, Aes256CbcSha384,
-        DesEde3CbcSha1);
-    suites!(ImplicitSuite, implicit_suite:
-        Aes128CbcSha1ImplicitIv, Aes256CbcSha1ImplicitIv, DesEde3CbcSha1ImplicitIv);
 }
 
-fn print_engines(e: Engines) {
+/// Runs, for every TLS CBC suite, the engine choices this CPU offers that the profiles
+/// did not pick (with this CPU's build of open): one group per suite.
+fn forced_tls_suites(ledger: &mut Ledger, seen: &mut Seen) {
+    let mut seed = 10_000;
+    for suite in &tls::SUITES {
+        let name = suite.name;
+        let offered = (suite.available)();
+        let missing: Vec<Engines> = offered
+            .iter()
+            .copied()
+            .filter(|&e| !seen.ran(name, e))
+            .collect();
+        seen.offered.push((name, offered));
+        if missing.is_empty() {
+            say!("ct-msan: {name:<44} every engine choice ran under the profiles");
+            continue;
+        }
+        let mut ran = Vec::new();
+        let on = leak(format!("{} choices, forced", missing.len()));
+        ledger.group(Expect::Clean, name, on, || {
+            missing
+                .iter()
+                .map(|&e| {
+                    seed += 1;
+                    let (ops, k) = (suite.run)(seed, Some(e));
+                    ran.push(k);
+                    ops
+                })
+                .sum()
+        });
+        for k in ran {
+            print_engines(k);
+            seen.add(name, k);
+        }
+    }
+}
+
+/// A name made at run time, for a group line. std formatted it (uninstrumented), so the
+/// `String` and its bytes are declassified before the harness reads them.
+fn leak(mut name: String) -> &'static str {
+    check::declassify_value(&mut name);
+    let name: &'static str = name.leak();
+    ct::unpoison(name.as_bytes());
+    name
+}
+
+fn print_engines(e: KeyEngines) {
     say!(
         "ct-msan:     engines: cipher {}, hash {}, seal {}, open {}",
         e.cipher,
@@ -206,7 +259,8 @@ fn print_engines(e: Engines) {
     );
 }
 
-/// What the third-party crates run here, and how the sanitizer sees it.
+/// What the third-party crates and the SHA-NI engines run here, and how the sanitizer
+/// sees it.
 fn third_party_notes() {
     #[cfg(target_arch = "x86_64")]
     {
@@ -225,11 +279,19 @@ fn third_party_notes() {
             if cfg!(sha2_backend = "soft") {
                 "software compressions (built so)"
             } else if shani {
-                "SHA-256 on SHA-NI, SHA-512 on AVX2 or software (modelled instructions)"
+                "SHA-256 on SHA-NI (its instructions approximated lane by lane by the \
+                 sanitizer), SHA-512 on AVX2 or software"
             } else {
                 "software SHA-256, SHA-512 on AVX2 or software (modelled instructions)"
             }
         );
+        if shani {
+            say!(
+                "ct-msan: tls-cbc-aead SHA-NI engines: each SHA instruction through \
+                 ct::msan::opaque (result poisoned whole iff an operand is); the code \
+                 around them, the stitched AES rounds included, checked"
+            );
+        }
     }
     say!(
         "ct-msan: aes crate (portable back end): {}",
@@ -248,6 +310,17 @@ fn third_party_notes() {
             "CLMUL where the CPU has it (modelled), checked"
         }
     );
+}
+
+/// Which hash a TLS CBC suite's MAC uses, from its name.
+fn hash_of(suite: &str) -> &'static str {
+    if suite.contains("SHA384") {
+        "SHA-384"
+    } else if suite.contains("SHA256") {
+        "SHA-256"
+    } else {
+        "SHA-1"
+    }
 }
 
 /// Every back end and engine this CPU can run must have run; the others are listed.
@@ -269,19 +342,39 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         }
     }
 
+    // What this CPU can run, from std's detection (not the library's, which is what is
+    // being checked).
     #[cfg(target_arch = "x86_64")]
-    let (sha512_x86, avx2) = {
-        use std::is_x86_feature_detected as has;
+    let (shani, sha512_avx2, sha512_avx512, avx2) = {
+        // std is not instrumented: its answers are declassified before use.
+        macro_rules! has {
+            ($($f:tt),*) => { $(ct::declassify(std::is_x86_feature_detected!($f)))&&* };
+        }
+        let shani = has!("sha", "ssse3", "sse4.1");
         let avx2 = has!("avx2");
-        let avx512vl = has!("avx512f") && has!("avx512vl");
-        (avx2 && has!("bmi1") && has!("bmi2") && avx512vl, avx2)
+        let sha512_avx2 = avx2 && has!("bmi1", "bmi2");
+        let sha512_avx512 = sha512_avx2 && has!("avx512f", "avx512vl");
+        (shani, sha512_avx2, sha512_avx512, avx2)
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let (sha512_x86, avx2) = (false, false);
+    let (shani, sha512_avx2, sha512_avx512, avx2) = (false, false, false, false);
     let aes_ni = available.contains(&Backend::AesNi);
+    let runs = |hash: HashEngine| match hash {
+        HashEngine::ShaNi => shani,
+        HashEngine::Sha512Avx2 => sha512_avx2,
+        HashEngine::Sha512Avx512 => sha512_avx512,
+        _ => true,
+    };
+    // A key of some suite with hash `hash_name` ran on `engine` (seal and open).
+    let hash_ran = |hash_name: &str, engine: HashEngine| {
+        seen.any(|s, e| hash_of(s) == hash_name && e.engines.hash == engine)
+    };
+    let stitched_ran = |suite: &str, engine: HashEngine| {
+        seen.any(|s, e| s == suite && e.engines.hash == engine && e.seal == "stitched")
+    };
 
     // (what, whether this CPU can run it, whether some key ran it)
-    let engines: [(&'static str, bool, bool); 8] = [
+    let mut rows: Vec<(&'static str, bool, bool)> = vec![
         (
             "TLS cipher on every gcm-core back end",
             true,
@@ -294,41 +387,91 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
             true,
             seen.any(|_, e| e.cipher == "des crate"),
         ),
-        (
-            "SHA-1 (sha1 crate)",
-            true,
-            seen.any(|_, e| e.hash == "sha1 crate"),
-        ),
-        (
-            "SHA-256/384 (sha2 crate)",
-            true,
-            seen.any(|_, e| e.hash == "sha2 crate"),
-        ),
-        (
-            "SHA-384 on sha512_x86 (AVX-512VL)",
-            sha512_x86,
-            seen.any(|_, e| e.hash == "sha512_x86"),
-        ),
-        (
-            "stitched AES-256-CBC-SHA384 seal",
-            sha512_x86 && aes_ni,
-            seen.any(|s, e| e.seal == "stitched" && s == "AES-256-CBC-SHA384"),
-        ),
-        ("open, AVX2 build", avx2, seen.any(|_, e| e.open == "avx2")),
-        (
-            "open, baseline build",
-            true,
-            seen.any(|_, e| e.open == "baseline"),
-        ),
     ];
-    for (what, runs_here, covered) in engines {
+    for (hash, engine, label) in [
+        ("SHA-1", HashEngine::RustCrypto, "sha1 crate"),
+        ("SHA-1", HashEngine::ShaNi, "sha-ni (SHA-NI)"),
+        ("SHA-256", HashEngine::RustCrypto, "sha2 crate"),
+        ("SHA-256", HashEngine::ShaNi, "sha-ni (SHA-NI)"),
+        ("SHA-384", HashEngine::RustCrypto, "sha2 crate"),
+        (
+            "SHA-384",
+            HashEngine::Sha512Avx2,
+            "sha512-avx2 (AVX2, BMI2)",
+        ),
+        (
+            "SHA-384",
+            HashEngine::Sha512Avx512,
+            "sha512-avx512 (AVX-512VL)",
+        ),
+    ] {
+        rows.push((
+            leak(format!("{hash} on {label}: seal and open")),
+            runs(engine),
+            hash_ran(hash, engine),
+        ));
+    }
+    for (suite, engine) in [
+        ("AES-128-CBC-SHA1", HashEngine::ShaNi),
+        ("AES-256-CBC-SHA1", HashEngine::ShaNi),
+        ("AES-128-CBC-SHA1, implicit IV", HashEngine::ShaNi),
+        ("AES-256-CBC-SHA1, implicit IV", HashEngine::ShaNi),
+        ("AES-128-CBC-SHA256", HashEngine::ShaNi),
+        ("AES-256-CBC-SHA256", HashEngine::ShaNi),
+        ("AES-256-CBC-SHA384", HashEngine::Sha512Avx2),
+        ("AES-256-CBC-SHA384", HashEngine::Sha512Avx512),
+    ] {
+        rows.push((
+            leak(format!("stitched seal: {suite}, {engine}")),
+            runs(engine) && aes_ni,
+            stitched_ran(suite, engine),
+        ));
+    }
+    rows.push((
+        "stitched seal on every AES-NI back end",
+        aes_ni && (shani || sha512_avx2),
+        available
+            .iter()
+            .filter(|&&b| b != Backend::Portable)
+            .all(|b| seen.any(|_, e| e.seal == "stitched" && e.engines.cipher == *b)),
+    ));
+    rows.push((
+        "plain seal on every stitching hash engine",
+        true,
+        [
+            HashEngine::ShaNi,
+            HashEngine::Sha512Avx2,
+            HashEngine::Sha512Avx512,
+        ]
+        .into_iter()
+        .filter(|&h| runs(h))
+        .all(|h| seen.any(|_, e| e.engines.hash == h && e.seal == "plain")),
+    ));
+    rows.push(("open, AVX2 build", avx2, seen.any(|_, e| e.open == "avx2")));
+    rows.push((
+        "open, baseline build",
+        true,
+        seen.any(|_, e| e.open == "baseline"),
+    ));
+    let offered: usize = seen.offered.iter().map(|(_, o)| o.len()).sum();
+    rows.push((
+        leak(format!("TLS CBC: all {offered} engine choices offered")),
+        true,
+        !seen.offered.is_empty()
+            && seen
+                .offered
+                .iter()
+                .all(|(s, o)| o.iter().all(|&e| seen.ran(s, e))),
+    ));
+
+    for (what, runs_here, covered) in rows {
         let state = match (runs_here, covered) {
             (true, true) => "covered",
             (false, false) => "not on this CPU",
             (true, false) => "NOT COVERED although this CPU has it",
             (false, true) => "covered (unexpectedly)",
         };
-        say!("ct-msan: {what:<44} {state}");
+        say!("ct-msan: {what:<52} {state}");
         if runs_here && !covered {
             ledger.fail(what, "coverage");
         }

@@ -1,6 +1,7 @@
 //! TLS CBC records (`tls-cbc-aead`): seal, and open of good records (minimal and maximal
 //! padding) and bad ones (MAC, a padding byte, the padding length, a garbled last block),
-//! for every suite, explicit and implicit IV.
+//! for every suite, explicit and implicit IV, on the engines `KeyInit` picks or on the
+//! ones given (`new_with_engines`).
 //!
 //! Secret: the whole key (MAC key and cipher key), the plaintext, and the record handed
 //! to open (the library marks the decrypted record secret itself, and declassifies only
@@ -13,12 +14,13 @@ use std::hint::black_box;
 
 use aead::{AeadInOut, KeyInit, Nonce};
 use cipher::{BlockCipherDecrypt, BlockCipherEncrypt};
-use tls_cbc_aead::ct_check::Engines;
+use tls_cbc_aead::ct_check::KeyEngines;
 use tls_cbc_aead::{
     Aes128CbcSha1, Aes128CbcSha1ImplicitIv, Aes128CbcSha256, Aes256CbcSha1,
     Aes256CbcSha1ImplicitIv, Aes256CbcSha256, Aes256CbcSha384, DesEde3CbcSha1,
     DesEde3CbcSha1ImplicitIv,
 };
+use tls_cbc_aead::{Engines, Key};
 
 use crate::check::{Rng, expect, expect_secret, public, secret};
 
@@ -44,8 +46,28 @@ pub trait Suite: AeadInOut + KeyInit {
     const BLOCK: usize;
     /// 3DES: S-box tables, so its key and data are not marked secret (see above).
     const TABLE_CIPHER: bool;
-    fn engines(&self) -> Engines;
+    /// What the key runs, by name.
+    fn engines(&self) -> KeyEngines;
+    /// Every choice of engines this CPU offers for the suite.
+    fn available() -> Vec<Engines>;
+    /// A key on `engines` (one of [`Self::available`]).
+    fn forced(key: &Key<Self>, engines: Engines) -> Self;
     fn cbc(enc_key: &[u8], iv: &[u8], data: &mut [u8], encrypt: bool);
+}
+
+/// The trait methods that only forward to the suite's own.
+macro_rules! engine_methods {
+    () => {
+        fn engines(&self) -> KeyEngines {
+            self.ct_engines()
+        }
+        fn available() -> Vec<Engines> {
+            Self::available_engines().collect()
+        }
+        fn forced(key: &Key<Self>, engines: Engines) -> Self {
+            Self::new_with_engines(key, engines).expect("an available engine choice")
+        }
+    };
 }
 
 macro_rules! aes_suite {
@@ -55,9 +77,7 @@ macro_rules! aes_suite {
             const MAC_LEN: usize = <$t>::MAC_LEN;
             const BLOCK: usize = 16;
             const TABLE_CIPHER: bool = false;
-            fn engines(&self) -> Engines {
-                self.ct_engines()
-            }
+            engine_methods!();
             fn cbc(enc_key: &[u8], iv: &[u8], data: &mut [u8], encrypt: bool) {
                 let c = <$aes as cipher::KeyInit>::new_from_slice(enc_key).expect("key");
                 let mut iv: [u8; 16] = iv.try_into().expect("16");
@@ -85,9 +105,7 @@ impl Suite for DesEde3CbcSha1 {
     const MAC_LEN: usize = DesEde3CbcSha1::MAC_LEN;
     const BLOCK: usize = 8;
     const TABLE_CIPHER: bool = true;
-    fn engines(&self) -> Engines {
-        self.ct_engines()
-    }
+    engine_methods!();
     fn cbc(enc_key: &[u8], iv: &[u8], data: &mut [u8], encrypt: bool) {
         let c = <des::TdesEde3 as cipher::KeyInit>::new_from_slice(enc_key).expect("key");
         let mut chain: [u8; 8] = iv.try_into().expect("8");
@@ -158,16 +176,20 @@ fn records<S: Suite>(
     ]
 }
 
-/// Seal and open for every length on suite `S` with the engines the current CPU
-/// profile gives; returns (operations, engines).
-pub fn suite<S: Suite>(seed: u64) -> (usize, Engines) {
+/// Seal and open for every length on suite `S`, with the engines the current CPU
+/// profile gives (`forced: None`) or the ones given; returns (operations, engines).
+pub fn suite<S: Suite>(seed: u64, forced: Option<Engines>) -> (usize, KeyEngines) {
     let mut rng = Rng::new(seed);
     let mut ops = 0;
     let (key, secret_key) = keys(&mut rng, S::key_size(), S::MAC_LEN, S::TABLE_CIPHER);
-    let reference = S::new_from_slice(&key).expect("key length");
-    let s = S::new_from_slice(&secret_key).expect("key length");
+    let make = |k: &[u8]| {
+        let k = Key::<S>::try_from(k).expect("key length");
+        forced.map_or_else(|| S::new(&k), |e| S::forced(&k, e))
+    };
+    let (reference, s) = (make(&key), make(&secret_key));
     let engines = s.engines();
     expect(engines == reference.engines(), "same engines for both keys");
+    check_engines(engines, forced);
     for len in lens() {
         let len = black_box(len);
         let iv = rng.bytes(S::BLOCK);
@@ -218,6 +240,49 @@ pub fn suite<S: Suite>(seed: u64) -> (usize, Engines) {
     (ops, engines)
 }
 
+/// One suite as the harness runs it: its name, the engine choices this CPU offers, and
+/// its checks on the engines `KeyInit` picks (`None`) or on the ones given.
+pub struct SuiteRun {
+    pub name: &'static str,
+    pub available: fn() -> Vec<Engines>,
+    pub run: fn(u64, Option<Engines>) -> (usize, KeyEngines),
+}
+
+macro_rules! suite_runs {
+    ($($kind:ident, $run:ident, $t:ty;)*) => {
+        [$(SuiteRun {
+            name: <$t as $kind>::NAME,
+            available: <$t as $kind>::available,
+            run: $run::<$t>,
+        }),*]
+    };
+}
+
+/// Every suite, explicit IV then implicit IV.
+pub const SUITES: [SuiteRun; 9] = suite_runs! {
+    Suite, suite, Aes128CbcSha1;
+    Suite, suite, Aes256CbcSha1;
+    Suite, suite, Aes128CbcSha256;
+    Suite, suite, Aes256CbcSha256;
+    Suite, suite, Aes256CbcSha384;
+    Suite, suite, DesEde3CbcSha1;
+    ImplicitSuite, implicit_suite, Aes128CbcSha1ImplicitIv;
+    ImplicitSuite, implicit_suite, Aes256CbcSha1ImplicitIv;
+    ImplicitSuite, implicit_suite, DesEde3CbcSha1ImplicitIv;
+};
+
+/// The key runs the engines it was given, and its seal the path they say.
+fn check_engines(engines: KeyEngines, forced: Option<Engines>) {
+    expect(
+        forced.is_none_or(|f| f == engines.engines),
+        "the key runs the engines forced",
+    );
+    expect(
+        engines.engines.stitched_seal == (engines.seal == "stitched"),
+        "the seal runs as the engines say",
+    );
+}
+
 /// A key (MAC key || cipher key) and a copy of it marked secret: all of it, or for a
 /// table cipher (3DES) the MAC key only.
 fn keys(rng: &mut Rng, len: usize, mac_len: usize, table_cipher: bool) -> (Vec<u8>, Vec<u8>) {
@@ -244,7 +309,9 @@ pub trait ImplicitSuite: KeyInit {
     const NAME: &'static str;
     const MAC_LEN: usize;
     const TABLE_CIPHER: bool;
-    fn engines(&self) -> Engines;
+    fn engines(&self) -> KeyEngines;
+    fn available() -> Vec<Engines>;
+    fn forced(key: &Key<Self>, engines: Engines) -> Self;
     fn seal(&mut self, ad: &[u8], buf: &mut Vec<u8>) -> aead::Result<()>;
     fn open(&mut self, ad: &[u8], buf: &mut Vec<u8>) -> aead::Result<()>;
 }
@@ -255,9 +322,7 @@ macro_rules! implicit_suite {
             const NAME: &'static str = $name;
             const MAC_LEN: usize = $mac;
             const TABLE_CIPHER: bool = $table;
-            fn engines(&self) -> Engines {
-                self.ct_engines()
-            }
+            engine_methods!();
             fn seal(&mut self, ad: &[u8], buf: &mut Vec<u8>) -> aead::Result<()> {
                 self.seal_in_place(ad, buf)
             }
@@ -277,11 +342,15 @@ implicit_suite! {
 /// A connection's worth of records each way: the secret sender's records must equal a
 /// public sender's, and the secret receiver opens them (and rejects a tampered one,
 /// after which a fresh receiver takes over, as a new connection would).
-pub fn implicit_suite<S: ImplicitSuite>(seed: u64) -> (usize, Engines) {
+pub fn implicit_suite<S: ImplicitSuite>(seed: u64, forced: Option<Engines>) -> (usize, KeyEngines) {
     let mut rng = Rng::new(seed);
     let (key, secret_key) = keys(&mut rng, S::key_size(), S::MAC_LEN, S::TABLE_CIPHER);
-    let with_public_key = || S::new_from_slice(&key).expect("key length");
-    let with_secret_key = || S::new_from_slice(&secret_key).expect("key length");
+    let make = |k: &[u8]| {
+        let k = Key::<S>::try_from(k).expect("key length");
+        forced.map_or_else(|| S::new(&k), |e| S::forced(&k, e))
+    };
+    let with_public_key = || make(&key);
+    let with_secret_key = || make(&secret_key);
     // Sender with the secret key, and its public twin whose records it must match; for
     // 3DES a second public twin stands in for it (see `suite`).
     let (mut sender, mut twin) = (with_secret_key(), with_public_key());
@@ -289,6 +358,8 @@ pub fn implicit_suite<S: ImplicitSuite>(seed: u64) -> (usize, Engines) {
     // The receiver, with the secret key, and its peer.
     let (mut peer, mut receiver) = (with_public_key(), with_secret_key());
     let engines = receiver.engines();
+    expect(engines == sender.engines(), "same engines for both keys");
+    check_engines(engines, forced);
     let mut ops = 0;
     for len in lens() {
         let len = black_box(len);

@@ -5,7 +5,10 @@
 //! many blocks in parallel on the widest AES instructions the CPU has (encryption is
 //! serial by nature). 3DES is a plain block-by-block loop over RustCrypto `des`.
 
-use gcm_core::aes::{Aes128, Aes256};
+use gcm_core::{
+    Backend,
+    aes::{Aes128, Aes256},
+};
 
 /// A block cipher with in-place CBC over whole blocks.
 pub(crate) trait CbcCipher {
@@ -18,11 +21,25 @@ pub(crate) trait CbcCipher {
     /// Decrypts `data` (a whole number of blocks); leaves the last ciphertext block in `iv`.
     fn cbc_decrypt(&self, iv: &mut Self::Block, data: &mut [u8]);
 
-    /// AES-256 encryption round keys usable with AES-NI instructions, if this is AES-256
-    /// running on a hardware back end (which proves that the CPU has AES-NI): seal then
-    /// hides the CBC chain in the SHA-384 rounds (see `stitch`).
+    /// Whether seal can stitch this cipher into the hash (AES, on AES-NI back ends).
+    const STITCHES: bool;
+
+    /// A cipher on back end `backend`, if this CPU has it and the cipher runs on it.
+    fn new_on(key: &[u8], backend: Backend) -> Option<Self>
+    where
+        Self: Sized;
+    /// The back end this cipher runs on.
+    fn backend(&self) -> Backend;
+    /// The best back end this CPU has for the cipher.
+    fn best_backend() -> Backend;
+    /// Every back end this CPU has for the cipher.
+    fn backends() -> impl Iterator<Item = Backend>;
+
+    /// The AES encryption round keys for AES-NI instructions, if this is AES-128 or
+    /// AES-256 on a hardware back end (which proves that the CPU has AES-NI): seal then
+    /// runs the CBC chain inside the hash rounds (see `x86_64::stitch`).
     #[cfg(target_arch = "x86_64")]
-    fn aes256_round_keys(&self) -> Option<&[core::arch::x86_64::__m128i; 15]> {
+    fn aesni_round_keys(&self) -> Option<crate::x86_64::stitch::AesKeys<'_>> {
         None
     }
 
@@ -38,10 +55,30 @@ pub(crate) trait CbcCipher {
 }
 
 macro_rules! cbc_via_gcm_core {
-    ($ty:ty $(, $keys:item)?) => {
+    ($ty:ty) => {
         impl CbcCipher for $ty {
             const BLOCK_LEN: usize = 16;
+            const STITCHES: bool = true;
             type Block = [u8; 16];
+
+            fn new_on(key: &[u8], backend: Backend) -> Option<Self> {
+                <$ty>::new_with_backend(key.try_into().ok()?, backend).ok()
+            }
+            fn backend(&self) -> Backend {
+                <$ty>::backend(self)
+            }
+            fn best_backend() -> Backend {
+                // As `KeyInit::new`: the detected back end, which always builds.
+                Backend::detect()
+            }
+            fn backends() -> impl Iterator<Item = Backend> {
+                Backend::available()
+            }
+            #[cfg(target_arch = "x86_64")]
+            fn aesni_round_keys(&self) -> Option<crate::x86_64::stitch::AesKeys<'_>> {
+                crate::x86_64::stitch::AesKeys::new(<$ty>::aesni_round_keys(self)?)
+            }
+
             #[inline]
             fn cbc_encrypt(&self, iv: &mut [u8; 16], data: &mut [u8]) {
                 let (blocks, rest) = data.as_chunks_mut::<16>();
@@ -57,24 +94,34 @@ macro_rules! cbc_via_gcm_core {
             fn engine_name(&self) -> &'static str {
                 self.backend().name()
             }
-            $($keys)?
         }
     };
 }
 
 cbc_via_gcm_core!(Aes128);
-cbc_via_gcm_core!(
-    Aes256,
-    #[cfg(target_arch = "x86_64")]
-    fn aes256_round_keys(&self) -> Option<&[core::arch::x86_64::__m128i; 15]> {
-        self.aesni_round_keys()?.try_into().ok()
-    }
-);
+cbc_via_gcm_core!(Aes256);
 
 #[cfg(feature = "des")]
 impl CbcCipher for des::TdesEde3 {
     const BLOCK_LEN: usize = 8;
+    const STITCHES: bool = false;
     type Block = [u8; 8];
+
+    fn new_on(key: &[u8], backend: Backend) -> Option<Self> {
+        // RustCrypto `des` only: portable code.
+        (backend == Backend::Portable)
+            .then(|| <Self as cipher::KeyInit>::new_from_slice(key).ok())
+            .flatten()
+    }
+    fn backend(&self) -> Backend {
+        Backend::Portable
+    }
+    fn best_backend() -> Backend {
+        Backend::Portable
+    }
+    fn backends() -> impl Iterator<Item = Backend> {
+        [Backend::Portable].into_iter()
+    }
 
     fn cbc_encrypt(&self, iv: &mut [u8; 8], data: &mut [u8]) {
         use cipher::BlockCipherEncrypt;

@@ -8,8 +8,8 @@
 //! declassified. The requests themselves live in one place, `gcm_core::ct`, which picks
 //! the checker the build is for; in other builds every function here is empty.
 //!
-//! [`Engines`] (from each suite's `ct_engines`) says which implementations a key chose,
-//! so that the MemorySanitizer harness can list what it covered.
+//! [`KeyEngines`] (from each suite's `ct_engines`) says which implementations a key
+//! chose, so that the MemorySanitizer harness can list what it covered.
 
 /// Tells memcheck that `bytes` hold secret data: any branch or address computed from them
 /// is reported.
@@ -45,14 +45,19 @@ pub(crate) fn hidden(bits: u32) -> bool {
     gcm_core::ct::hidden_cpu_features() & bits != 0
 }
 
-/// What a key chose when it was made: the implementations its records run on. The
-/// constant-time harness prints these, so that it can say which engines it covered.
+/// What a key chose when it was made, as the constant-time harness reports it: its
+/// [`Engines`](crate::Engines), the names of what runs behind them, and the build of
+/// open (which follows the CPU, not the engines).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Engines {
+pub struct KeyEngines {
+    /// The engines, as the suite's `engines()` gives them.
+    pub engines: crate::Engines,
     /// The block cipher: a `gcm_core` back end (`vaes512`, `vaes256`, `aesni`,
     /// `portable`), or `des crate`.
     pub cipher: &'static str,
-    /// The hash compression: `sha1 crate`, `sha2 crate` or `sha512_x86`.
+    /// The hash compression: `sha1 crate`, `sha2 crate`, or this crate's engine by its
+    /// [`HashEngine`](crate::HashEngine) name (`sha-ni`, `sha512-avx2`,
+    /// `sha512-avx512`).
     pub hash: &'static str,
     /// Seal: `plain`, or `stitched` (CBC encryption run inside the hash rounds).
     pub seal: &'static str,
@@ -60,21 +65,22 @@ pub struct Engines {
     pub open: &'static str,
 }
 
-impl Engines {
+impl KeyEngines {
     pub(crate) fn of<C: crate::cbc::CbcCipher, H: crate::digest::HashAlg>(
         cipher: &C,
         mac: &crate::hmac_key::HmacKey<H>,
     ) -> Self {
         use crate::record::{OpenPath, SealPath};
-        Engines {
+        KeyEngines {
+            engines: crate::engine::of(cipher, mac),
             cipher: cipher.engine_name(),
             hash: H::engine_name(mac.engine()),
-            // Seal stitches only when the cipher hands out AES-NI round keys as well.
+            // What seal runs: stitched only when the cipher hands out AES-NI round keys
+            // as well (see `record::seal`).
             seal: match mac.seal_path {
                 SealPath::Plain => "plain",
                 #[cfg(target_arch = "x86_64")]
-                SealPath::Stitched if cipher.aes256_round_keys().is_some() => "stitched",
-                #[cfg(target_arch = "x86_64")]
+                SealPath::Stitched if cipher.aesni_round_keys().is_some() => "stitched",
                 SealPath::Stitched => "plain",
             },
             open: match mac.open_path {

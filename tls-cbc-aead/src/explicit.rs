@@ -15,6 +15,7 @@ use aead::{
 use crate::{
     cbc::CbcCipher,
     digest::{HashAlg, Sha1, Sha256, Sha384},
+    engine::{self, EngineUnavailable, Engines},
     hmac_key::HmacKey,
     record,
 };
@@ -59,11 +60,43 @@ macro_rules! explicit_iv_suite {
                 unpadded + Self::BLOCK_LEN - unpadded % Self::BLOCK_LEN
             }
 
-            /// The implementations this key chose when it was made (for the constant-time
-            /// harness's list of what it covered).
+            /// A key on the engines given instead of the fastest ones (which
+            /// `KeyInit::new` picks), or [`EngineUnavailable`] if this CPU cannot run
+            /// them or they do not apply to this suite. Every choice seals and opens the
+            /// same records.
+            pub fn new_with_engines(
+                key: &Key<Self>,
+                engines: Engines,
+            ) -> core::result::Result<Self, EngineUnavailable> {
+                const {
+                    assert!(<$key as aead::array::typenum::Unsigned>::USIZE
+                        == <$hash as HashAlg>::OUTPUT_LEN + $enc)
+                };
+                let (mac_key, enc_key) = key.split_at(<$hash as HashAlg>::OUTPUT_LEN);
+                let (cipher, mac) = engine::build(enc_key, mac_key, engines)?;
+                Ok($name { cipher, mac })
+            }
+
+            /// The engines this key runs on.
+            pub fn engines(&self) -> Engines {
+                engine::of(&self.cipher, &self.mac)
+            }
+
+            /// The engines `KeyInit::new` picks on this CPU.
+            pub fn best_engines() -> Engines {
+                engine::best::<$cipher, $hash>()
+            }
+
+            /// Every choice of engines this CPU can run for this suite.
+            pub fn available_engines() -> impl Iterator<Item = Engines> {
+                engine::available::<$cipher, $hash>()
+            }
+
+            /// What this key runs, with names, for the constant-time harness's list of
+            /// what it covered.
             #[doc(hidden)]
-            pub fn ct_engines(&self) -> crate::ct_check::Engines {
-                crate::ct_check::Engines::of(&self.cipher, &self.mac)
+            pub fn ct_engines(&self) -> crate::ct_check::KeyEngines {
+                crate::ct_check::KeyEngines::of(&self.cipher, &self.mac)
             }
         }
 
@@ -73,16 +106,9 @@ macro_rules! explicit_iv_suite {
 
         impl KeyInit for $name {
             fn new(key: &Key<Self>) -> Self {
-                const {
-                    assert!(<$key as aead::array::typenum::Unsigned>::USIZE
-                        == <$hash as HashAlg>::OUTPUT_LEN + $enc)
-                };
-                let (mac_key, enc_key) = key.split_at(<$hash as HashAlg>::OUTPUT_LEN);
-                $name {
-                    cipher: <$cipher as KeyInit>::new_from_slice(enc_key)
-                        .expect("the key size fixes the cipher key length"),
-                    mac: HmacKey::new(mac_key),
-                }
+                Self::new_with_engines(key, Self::best_engines())
+                    .or_else(|_| Self::new_with_engines(key, engine::portable()))
+                    .expect("the portable engines always run")
             }
         }
 

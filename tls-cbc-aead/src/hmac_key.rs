@@ -6,19 +6,22 @@
 
 use crate::{
     digest::{HashAlg, MAX_BLOCK_LEN, MAX_OUTPUT_LEN, Stream},
+    engine::HashEngine,
     padding::MAX_PADDING,
+    record::{OpenPath, SealPath},
 };
 
 /// The precomputed inner and outer HMAC states for one MAC key.
 pub(crate) struct HmacKey<H: HashAlg> {
-    /// The compression function every hash of this key runs, chosen once here.
-    engine: H::Engine,
+    /// The compression function every hash of this key runs, chosen once here (and
+    /// available on this CPU: the hashes below rely on it).
+    engine: HashEngine,
     inner: H::State,
     outer: H::State,
     /// Which build of `record::open` this key uses, chosen once here.
-    pub(crate) open_path: crate::record::OpenPath,
-    /// Whether `record::seal` may stitch CBC encryption into the hash, chosen once here.
-    pub(crate) seal_path: crate::record::SealPath,
+    pub(crate) open_path: OpenPath,
+    /// Whether `record::seal` stitches CBC encryption into the hash, chosen once here.
+    pub(crate) seal_path: SealPath,
 }
 
 impl<H: HashAlg> Clone for HmacKey<H> {
@@ -34,14 +37,19 @@ impl<H: HashAlg> Clone for HmacKey<H> {
 }
 
 impl<H: HashAlg> HmacKey<H> {
-    /// Keys HMAC. TLS MAC keys are as long as the digest, so never longer than a block.
-    pub(crate) fn new(key: &[u8]) -> Self {
+    /// Keys HMAC on `engine`, seal stitched or not. TLS MAC keys are as long as the
+    /// digest, so never longer than a block.
+    ///
+    /// # Panics
+    /// If this CPU cannot run `engine` for `H`, or `stitched` and it has no stitched seal
+    /// (callers check both first, see `engine::build`).
+    pub(crate) fn new(key: &[u8], engine: HashEngine, stitched: bool) -> Self {
         assert!(key.len() <= H::BLOCK_LEN);
+        assert!(H::is_available(engine) && (!stitched || H::stitches(engine)));
         let mut pad = [0u8; MAX_BLOCK_LEN];
         let pad = &mut pad[..H::BLOCK_LEN];
         pad[..key.len()].copy_from_slice(key);
         pad.iter_mut().for_each(|b| *b ^= 0x36);
-        let engine = H::engine();
         let mut inner = H::INITIAL;
         H::compress(engine, &mut inner, pad);
         // 0x36 ^ 0x5c: turns the ipad block into the opad block.
@@ -53,13 +61,17 @@ impl<H: HashAlg> HmacKey<H> {
             engine,
             inner,
             outer,
-            open_path: crate::record::OpenPath::detect(),
-            seal_path: crate::record::SealPath::for_engine::<H>(engine),
+            open_path: OpenPath::detect(),
+            seal_path: if stitched {
+                SealPath::Stitched
+            } else {
+                SealPath::Plain
+            },
         }
     }
 
     /// The compression function this key runs.
-    pub(crate) fn engine(&self) -> H::Engine {
+    pub(crate) fn engine(&self) -> HashEngine {
         self.engine
     }
 
@@ -87,38 +99,35 @@ impl<H: HashAlg> HmacKey<H> {
         self.finish_outer(&digest[..H::OUTPUT_LEN], out);
     }
 
-    /// [`Self::mac_record`] that, as the hash passes over `data`, also CBC-encrypts in
-    /// place, under the AES-256 round keys `rk` and from `iv`, a prefix of `data`, whose
-    /// length it returns (zero if the hash has no stitched kernel).
+    /// [`Self::mac_record`] that, as the inner hash passes over `data`, also CBC-encrypts
+    /// in place, under the AES-NI round keys `keys` and from `iv`, every whole 16-byte
+    /// block of `data`; returns how many bytes that is, or `None` (and does nothing) if
+    /// the engine has no stitched kernel.
     ///
     /// # Safety
-    /// The CPU must have AVX2, BMI1, BMI2, AVX-512F/VL and AES-NI.
+    /// The CPU must have AES-NI (the engine was checked when the key was made).
     #[cfg(target_arch = "x86_64")]
     pub(crate) unsafe fn mac_record_encrypting(
         &self,
         ad: &[u8],
         data: &mut [u8],
-        rk: &[core::arch::x86_64::__m128i; 15],
+        keys: crate::x86_64::stitch::AesKeys<'_>,
         iv: &mut [u8; 16],
         out: &mut [u8],
-    ) -> usize {
+    ) -> Option<usize> {
         debug_assert!(data.len() <= usize::from(u16::MAX));
         let mut head = [0u8; 13];
         head[..11].copy_from_slice(ad);
         head[11..].copy_from_slice(&(data.len() as u16).to_be_bytes());
         let mut state = self.inner;
-        // SAFETY: forwarded from the caller.
-        let done = unsafe { H::hash_and_encrypt(&mut state, &head, data, rk, iv) };
-        let mut inner = Stream::<H>::resume(self.engine, state, 1 + done.blocks);
-        if done.blocks == 0 {
-            inner.update(&head);
-        }
-        // Past the encrypted prefix: still plaintext.
-        inner.update(&data[done.hashed..]);
+        // SAFETY: `self.engine` is available on this CPU (checked in `new`); the caller
+        // guarantees AES-NI.
+        let encrypted =
+            unsafe { H::stitched_inner_hash(self.engine, &mut state, &head, data, keys, iv) }?;
         let mut digest = [0u8; MAX_OUTPUT_LEN];
-        inner.finish(&mut digest[..H::OUTPUT_LEN]);
+        H::write_digest(&state, &mut digest[..H::OUTPUT_LEN]);
         self.finish_outer(&digest[..H::OUTPUT_LEN], out);
-        done.encrypted
+        Some(encrypted)
     }
 
     /// The record MAC over the first `data_len` bytes of `record`, where `data_len` is
@@ -161,9 +170,9 @@ impl<H: HashAlg> Drop for HmacKey<H> {
         // The whole struct, padding included: a key built on the stack can leave stale
         // key-derived bytes in the padding after the path fields (the zeroize test found
         // two such bytes in release builds).
-        // SAFETY: `HmacKey` is plain data: word arrays, `()` or `Sha512Engine`, and the
-        // `OpenPath`/`SealPath` enums, all `repr(u8)` with a first variant of 0, so all-zero
-        // bytes are a valid value; no field has a `Drop`.
+        // SAFETY: `HmacKey` is plain data: word arrays and the `HashEngine`, `OpenPath`
+        // and `SealPath` enums, all `repr(u8)` with a variant of 0, so all-zero bytes are
+        // a valid value; no field has a `Drop`.
         unsafe { zeroize::zeroize_flat_type(self) };
     }
 }
@@ -196,8 +205,14 @@ mod tests {
     }
 
     fn both_paths_match_hmac<H: HashAlg>() {
+        for engine in HashEngine::ALL.into_iter().filter(|&e| H::is_available(e)) {
+            both_paths_match_hmac_on::<H>(engine);
+        }
+    }
+
+    fn both_paths_match_hmac_on<H: HashAlg>(engine: HashEngine) {
         let key: Vec<u8> = (0..H::OUTPUT_LEN as u8).map(|i| i ^ 0xa5).collect();
-        let k = HmacKey::<H>::new(&key);
+        let k = HmacKey::<H>::new(&key, engine, false);
         let ad = *b"\x00\x00\x00\x00\x00\x00\x00\x07\x17\x03\x03";
         let record: Vec<u8> = (0..700u32).map(|i| (i * 3) as u8).collect();
         for len in [0usize, 1, 63, 64, 65, 127, 128, 300, 555, 650] {

@@ -13,6 +13,7 @@ use aead::{
 use crate::{
     cbc::CbcCipher,
     digest::{HashAlg, Sha1},
+    engine::{self, EngineUnavailable, Engines},
     hmac_key::HmacKey,
     record,
 };
@@ -61,11 +62,48 @@ macro_rules! implicit_iv_suite {
                 &self.iv
             }
 
-            /// The implementations this key chose when it was made (for the constant-time
-            /// harness's list of what it covered).
+            /// A key on the engines given instead of the fastest ones (which
+            /// `KeyInit::new` picks), or [`EngineUnavailable`] if this CPU cannot run
+            /// them or they do not apply to this suite. Every choice seals and opens the
+            /// same records.
+            pub fn new_with_engines(
+                key: &Key<Self>,
+                engines: Engines,
+            ) -> core::result::Result<Self, EngineUnavailable> {
+                const MAC: usize = <$hash as HashAlg>::OUTPUT_LEN;
+                const {
+                    assert!(<$key as aead::array::typenum::Unsigned>::USIZE
+                        == MAC + $enc + <$cipher as CbcCipher>::BLOCK_LEN)
+                };
+                let (cipher, mac) =
+                    engine::build(&key[MAC..MAC + $enc], &key[..MAC], engines)?;
+                Ok($name {
+                    cipher,
+                    mac,
+                    iv: <$cipher as CbcCipher>::block_from(&key[MAC + $enc..]),
+                })
+            }
+
+            /// The engines this key runs on.
+            pub fn engines(&self) -> Engines {
+                engine::of(&self.cipher, &self.mac)
+            }
+
+            /// The engines `KeyInit::new` picks on this CPU.
+            pub fn best_engines() -> Engines {
+                engine::best::<$cipher, $hash>()
+            }
+
+            /// Every choice of engines this CPU can run for this suite.
+            pub fn available_engines() -> impl Iterator<Item = Engines> {
+                engine::available::<$cipher, $hash>()
+            }
+
+            /// What this key runs, with names, for the constant-time harness's list of
+            /// what it covered.
             #[doc(hidden)]
-            pub fn ct_engines(&self) -> crate::ct_check::Engines {
-                crate::ct_check::Engines::of(&self.cipher, &self.mac)
+            pub fn ct_engines(&self) -> crate::ct_check::KeyEngines {
+                crate::ct_check::KeyEngines::of(&self.cipher, &self.mac)
             }
         }
 
@@ -75,17 +113,9 @@ macro_rules! implicit_iv_suite {
 
         impl KeyInit for $name {
             fn new(key: &Key<Self>) -> Self {
-                const MAC: usize = <$hash as HashAlg>::OUTPUT_LEN;
-                const {
-                    assert!(<$key as aead::array::typenum::Unsigned>::USIZE
-                        == MAC + $enc + <$cipher as CbcCipher>::BLOCK_LEN)
-                };
-                $name {
-                    cipher: <$cipher as KeyInit>::new_from_slice(&key[MAC..MAC + $enc])
-                        .expect("the key size fixes the cipher key length"),
-                    mac: HmacKey::new(&key[..MAC]),
-                    iv: <$cipher as CbcCipher>::block_from(&key[MAC + $enc..]),
-                }
+                Self::new_with_engines(key, Self::best_engines())
+                    .or_else(|_| Self::new_with_engines(key, engine::portable()))
+                    .expect("the portable engines always run")
             }
         }
 

@@ -32,12 +32,20 @@
 //! assert_eq!(record, b"GET / HTTP/1.1\r\n");
 //! ```
 //!
+//! Each key runs on the fastest engines this CPU has, chosen once when it is made: AES on
+//! gcm-core's back ends; HMAC on this crate's SHA-NI SHA-1/SHA-256, or its AVX-512VL or
+//! AVX2 SHA-512 for SHA-384, else on the RustCrypto crates; and on x86_64 with AES-NI a
+//! seal that runs the serial CBC encryption inside the hash rounds (`x86_64::stitch`).
+//! `new_with_engines` on each suite forces a choice ([`Engines`]); every choice seals
+//! and opens the same records, and the tests run every choice the CPU has.
+//!
 //! Constant time is checked under valgrind memcheck by `tests/ct_valgrind.rs`, run through
-//! `ct-check.sh`; valgrind cannot execute AVX-512, so there SHA-384 keys use the sha2
-//! crate's compression. The workspace's MemorySanitizer harness (`ct/`, run by
-//! `.ci/ct-msan.sh`) runs natively and checks seal and open of every suite on every engine
-//! the CPU has, this crate's own SHA-512 compression (`sha512_x86`, chosen once per key
-//! on CPUs with AVX-512VL) and the stitched AES-256-CBC-SHA384 seal included.
+//! `ct-check.sh`, on every engine choice valgrind's CPU model leaves: AES-NI and portable
+//! AES, the RustCrypto hashes, and the AVX2 SHA-512 engine plain and stitched. valgrind
+//! runs neither SHA-NI nor AVX-512. The workspace's MemorySanitizer harness (`ct/`, run
+//! by `.ci/ct-msan.sh`) runs natively and checks seal and open of every suite on every
+//! engine choice the CPU has: the SHA-NI SHA-1/SHA-256 and AVX-512VL SHA-512 engines
+//! and every stitched seal included.
 //!
 //! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
 //! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see
@@ -53,17 +61,17 @@ mod copy_mac;
 mod ct;
 pub mod ct_check;
 mod digest;
+mod engine;
 mod explicit;
 mod hmac_key;
 mod implicit;
 mod padding;
 mod record;
 #[cfg(target_arch = "x86_64")]
-mod sha512_x86;
-#[cfg(target_arch = "x86_64")]
-mod stitch;
+mod x86_64;
 
 pub use aead::{self, AeadCore, AeadInOut, Error, Key, KeyInit, KeySizeUser, Nonce};
+pub use engine::{Backend, EngineUnavailable, Engines, HashEngine};
 #[cfg(feature = "des")]
 pub use explicit::DesEde3CbcSha1;
 pub use explicit::{

@@ -58,8 +58,8 @@ pub(crate) fn seal<C: CbcCipher, H: HashAlg>(
     Ok(())
 }
 
-/// The record MAC of `data` into `out`; on the stitched path also CBC-encrypts a prefix
-/// of `data` (returned: its length) and advances `iv` past it.
+/// The record MAC of `data` into `out`; on the stitched path also CBC-encrypts the whole
+/// blocks of `data` (returned: their length in bytes) and advances `iv` past them.
 #[inline]
 fn mac_record_and_encrypt<C: CbcCipher, H: HashAlg>(
     cipher: &C,
@@ -70,41 +70,29 @@ fn mac_record_and_encrypt<C: CbcCipher, H: HashAlg>(
     out: &mut [u8],
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if let (SealPath::Stitched, Some(rk), Ok(iv)) = (
-        mac.seal_path,
-        cipher.aes256_round_keys(),
-        <&mut [u8; 16]>::try_from(iv.as_mut()),
-    ) {
-        // SAFETY: `SealPath::Stitched` is only made for an engine that `HashAlg::engine`
-        // picked on a CPU with AVX2, BMI1, BMI2 and AVX-512F/VL; round keys are only
-        // handed out by AES-NI back ends.
-        return unsafe { mac.mac_record_encrypting(ad, data, rk, iv, out) };
+    if mac.seal_path == SealPath::Stitched
+        && let (Some(keys), Ok(iv)) = (
+            cipher.aesni_round_keys(),
+            <&mut [u8; 16]>::try_from(iv.as_mut()),
+        )
+    {
+        // SAFETY: round keys are only handed out by AES-NI back ends, which proves
+        // AES-NI.
+        if let Some(encrypted) = unsafe { mac.mac_record_encrypting(ad, data, keys, iv, out) } {
+            return encrypted;
+        }
     }
     mac.mac_record(ad, data, out);
     0
 }
 
-/// Whether seal may hide CBC encryption in the MAC's hash (`stitch`): chosen once, when
-/// the key is made; used when the cipher is also on AES-NI.
+/// Whether seal runs CBC encryption inside the MAC's hash (`x86_64::stitch`): chosen
+/// once, when the key is made (see `engine`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum SealPath {
-    Plain,
-    #[cfg(target_arch = "x86_64")]
+    Plain = 0,
     Stitched,
-}
-
-impl SealPath {
-    /// Stitched when the key's hash engine can run the stitched kernel: that engine was
-    /// itself chosen for this CPU's features (see [`HashAlg::engine`]).
-    pub(crate) fn for_engine<H: HashAlg>(engine: H::Engine) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        if H::stitches(engine) {
-            return SealPath::Stitched;
-        }
-        let _ = engine;
-        SealPath::Plain
-    }
 }
 
 /// Opens the record in `buffer`, chaining from `iv`; on success `buffer` holds the

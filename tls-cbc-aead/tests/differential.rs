@@ -25,17 +25,23 @@ fn open_with<A: AeadInOut>(a: &A, iv: &[u8], ad: &[u8], record: &[u8]) -> Option
 }
 
 fn check_suite<A: AeadInOut + KeyInit>(suite: Suite, seed: u64) {
+    let key_len = suite.mac_len() + suite.enc_key_len();
+    assert!(A::new_from_slice(&vec![0; key_len - 1]).is_err());
+    assert!(A::new_from_slice(&vec![0; key_len + 1]).is_err());
+    check_suite_with(suite, seed, |key| A::new_from_slice(key).unwrap());
+}
+
+/// [`check_suite`] on keys made by `new`.
+fn check_suite_with<A: AeadInOut>(suite: Suite, seed: u64, new: impl Fn(&[u8]) -> A) {
     let mut rng = Rng::new(seed);
     let key_len = suite.mac_len() + suite.enc_key_len();
     let b = suite.block_len();
-    assert!(A::new_from_slice(&vec![0; key_len - 1]).is_err());
-    assert!(A::new_from_slice(&vec![0; key_len + 1]).is_err());
 
     // Seal agrees with the composition for every length, and opens back.
     let mut opened = 0;
     for len in 0..=MAX_LEN {
         let key = rng.bytes(key_len);
-        let a = A::new_from_slice(&key).unwrap();
+        let a = new(&key);
         let iv = rng.bytes(b);
         let ad = random_ad(&mut rng);
         let pt = rng.bytes(len);
@@ -65,7 +71,7 @@ fn check_suite<A: AeadInOut + KeyInit>(suite: Suite, seed: u64) {
     for pad_len in 1..=256usize {
         let key = rng.bytes(key_len);
         let (mac_key, enc_key) = suite.split_key(&key);
-        let a = A::new_from_slice(&key).unwrap();
+        let a = new(&key);
         // A plaintext length that makes `pad_len` a valid (not necessarily minimal) padding.
         let mut len = rng.below(MAX_LEN);
         while !(len + suite.mac_len() + pad_len).is_multiple_of(b) {
@@ -133,7 +139,7 @@ fn check_suite<A: AeadInOut + KeyInit>(suite: Suite, seed: u64) {
     for len in [1000, 1350, 4095, 4096, 8192, 16384, 40_000, 65_535] {
         let key = rng.bytes(key_len);
         let (mac_key, enc_key) = suite.split_key(&key);
-        let a = A::new_from_slice(&key).unwrap();
+        let a = new(&key);
         let iv = rng.bytes(b);
         let ad = random_ad(&mut rng);
         let pt = rng.bytes(len);
@@ -243,6 +249,20 @@ macro_rules! suite_tests {
             #[test]
             fn public_rejections() {
                 check_public_rejections::<$ty>(SUITE);
+            }
+            /// Every engine choice this CPU has (AES back end, hash compression, plain or
+            /// stitched seal) against the composition, beyond the best one above.
+            #[test]
+            fn every_engine_agrees_with_composition() {
+                let best = <$ty>::best_engines();
+                let mut ran = 0;
+                for engines in <$ty>::available_engines().filter(|&e| e != best) {
+                    check_suite_with(SUITE, $seed + 100, |key| {
+                        <$ty>::new_with_engines(key.try_into().unwrap(), engines).unwrap()
+                    });
+                    ran += 1;
+                }
+                eprintln!("{SUITE:?}: {ran} other engine choices besides {best}");
             }
         }
     };

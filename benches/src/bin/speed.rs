@@ -29,7 +29,10 @@ usage: speed [options]
   --peers            also measure RustCrypto aes-gcm, ring, aws-lc-rs, graviola and
                      OpenSSL (those built in), round-robin per size
   --roofline         also measure our AES-CTR-only loop (same AES code, no GHASH)
-  --tls-cbc          TLS CBC-HMAC records: ours (feature tls-cbc) and OpenSSL
+  --tls-cbc          TLS CBC-HMAC records: ours (feature tls-cbc), OpenSSL's composition
+                     and OpenSSL's stitched ciphers
+  --tls-engines      with --tls-cbc, also measure ours on every other hash engine and
+                     seal path this CPU has (same AES back end)
   --no-gcm           skip the AES-GCM measurements (with --tls-cbc)
   --no-key-setup     skip the key set-up figures
   --csv FILE         write every figure as CSV
@@ -49,6 +52,7 @@ struct Opts {
     peers: bool,
     roofline: bool,
     tls_cbc: bool,
+    tls_engines: bool,
     gcm: bool,
     key_setup: bool,
     csv: Option<String>,
@@ -68,6 +72,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         peers: false,
         roofline: false,
         tls_cbc: false,
+        tls_engines: false,
         gcm: true,
         key_setup: true,
         csv: None,
@@ -117,6 +122,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "--peers" => o.peers = true,
             "--roofline" => o.roofline = true,
             "--tls-cbc" => o.tls_cbc = true,
+            "--tls-engines" => o.tls_engines = true,
             "--no-gcm" => o.gcm = false,
             "--no-key-setup" => o.key_setup = false,
             "--csv" => o.csv = Some(value()?),
@@ -348,7 +354,7 @@ fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
 
 #[cfg(feature = "peer-openssl")]
 fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
-    use benches::tls_cbc::{CbcAlg, TLS_SIZES, cross_check, subjects};
+    use benches::tls_cbc::{CbcAlg, TLS_SIZES, cross_check, our_engines, subjects};
     let sizes = o.chunks.clone().unwrap_or_else(|| TLS_SIZES.to_vec());
     if !cfg!(feature = "tls-cbc") {
         println!("(built without the tls-cbc feature: OpenSSL side only)");
@@ -361,8 +367,14 @@ fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
         if ops.is_empty() {
             continue;
         }
-        cross_check(alg, &sizes)?;
-        let mut subs = subjects(alg);
+        cross_check(alg, &sizes, o.tls_engines)?;
+        if let Some(e) = our_engines(alg) {
+            println!(
+                "{}: ours on {e} (AES back end / hash engine / seal)",
+                alg.name()
+            );
+        }
+        let mut subs = subjects(alg, o.tls_engines);
         for &op in &ops {
             for &len in &sizes {
                 let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); subs.len()];

@@ -1,0 +1,39 @@
+//! The x86_64 hash engines and the stitched seal, one file per engine.
+//!
+//! * `sha1_ni`, `sha256_ni`: SHA-1 and SHA-256 on the SHA extensions;
+//! * `sha512`: SHA-512 on 256-bit vectors, shared by `sha512_avx2` (AVX2 + BMI2) and
+//!   `sha512_avx512` (AVX-512VL), which differ in the message schedule's σ functions;
+//! * `stitch`: seal's inner hash on any of these with the AES-CBC chain run in its gaps;
+//! * `sha_ext`: the SHA extensions' instructions, as the SHA-NI engines call them (through
+//!   a shadow-propagating wrapper in the MemorySanitizer build).
+//!
+//! Each engine is chosen (or forced, see `Engines`) once when a key is made, after a
+//! check of the CPU features it is built with; the hash of a record then checks nothing.
+//! All of it is `std::arch` intrinsics in `#[target_feature]` functions, with no branch
+//! or memory index that depends on the data.
+
+pub(crate) mod sha1_ni;
+pub(crate) mod sha256_ni;
+pub(crate) mod sha512;
+pub(crate) mod sha512_avx2;
+pub(crate) mod sha512_avx512;
+mod sha_ext;
+pub(crate) mod stitch;
+
+/// Work that a compression runs between groups of its rounds: seal's CBC encryption
+/// (`stitch`), or nothing (`()`).
+///
+/// The compressions and the hook are `#[inline(always)]`, so that all of a stitched
+/// kernel lands in one `#[target_feature]` function with both the hash's and AES-NI's
+/// features: a closure there was left out of line, and its CBC chaining value went
+/// through memory between calls, on the chain's critical path.
+pub(crate) trait Hook {
+    /// Runs the work of the next slot (each compression documents how many slots a
+    /// block has).
+    fn call(&mut self);
+}
+
+impl Hook for () {
+    #[inline(always)]
+    fn call(&mut self) {}
+}

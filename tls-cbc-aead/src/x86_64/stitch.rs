@@ -1,0 +1,488 @@
+//! Seal's inner HMAC hash and its CBC encryption in one pass (x86_64, AES-NI beside the
+//! SHA-NI SHA-1/SHA-256 engines or the AVX2/AVX-512 SHA-512 ones).
+//!
+//! CBC encryption is a serial chain of `aesenc`, bound by its latency and leaving the AES
+//! unit idle most of the time; the hash rounds run on other units (SHA-NI, or the scalar
+//! ALUs for SHA-512). So the CBC blocks are encrypted from the hook that each engine's
+//! compression calls every few rounds, and the out-of-order core runs the two side by
+//! side.
+//!
+//! The hash input is `ad || len16 || plaintext`, so its blocks sit 13 bytes off the CBC
+//! blocks, and encryption is in place: a CBC block is encrypted only once the hash has
+//! loaded all of it (each step's blocks are in registers before its first hook runs).
+//! The record length is public, so the whole padded inner message, its final padding and
+//! bit count included, goes through this one loop: the plaintext blocks at the end are
+//! copied out with the padding first, and by the time the inner hash is done every whole
+//! plaintext block is encrypted. What is left for the caller is the outer hash and the
+//! CBC blocks that hold the MAC, which depend on it.
+//!
+//! Every branch and index here depends only on the record length; the plaintext flows
+//! through the hash and the AES rounds and nothing else.
+
+use core::arch::x86_64::*;
+
+use super::{Hook, sha1_ni, sha256_ni, sha512, sha512_avx2::Avx2, sha512_avx512::Avx512};
+
+/// Bytes of the hash input in front of the plaintext: the associated data and the length.
+pub(crate) const HEAD_LEN: usize = 13;
+/// The largest hash block (SHA-512's).
+const MAX_BLOCK: usize = 128;
+
+/// AES encryption round keys usable with AES-NI, of the two key sizes the suites use.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AesKeys<'a> {
+    Aes128(&'a [__m128i; 11]),
+    Aes256(&'a [__m128i; 15]),
+}
+
+impl<'a> AesKeys<'a> {
+    /// From the `rounds + 1` keys of an AES-NI key schedule (`None` for AES-192).
+    pub(crate) fn new(rk: &'a [__m128i]) -> Option<Self> {
+        match rk.len() {
+            11 => rk.try_into().ok().map(AesKeys::Aes128),
+            15 => rk.try_into().ok().map(AesKeys::Aes256),
+            _ => None,
+        }
+    }
+}
+
+/// A compression function whose rounds call a hook every few rounds.
+pub(crate) trait StitchedHash {
+    /// Bytes per block.
+    const BLOCK_LEN: usize;
+    /// Bytes of the bit count that ends the padded message.
+    const LENGTH_FIELD_LEN: usize;
+    /// Blocks loaded, then compressed, per step: 1, or 2 for an engine that computes two
+    /// blocks' message schedules at once.
+    const STEP_BLOCKS: usize;
+    /// Hook calls per block.
+    const HOOKS: usize;
+    /// The chaining value in the standard word order.
+    type State;
+    /// The chaining value as the engine keeps it between blocks.
+    type Regs;
+    /// The message words of one step.
+    type Loaded: Copy;
+
+    /// # Safety
+    /// The CPU must have the engine's features (the same for all the methods).
+    unsafe fn start(state: &Self::State) -> Self::Regs;
+    /// Loads blocks `a` and `b` (`b` is `a` again for a step of one block).
+    ///
+    /// # Safety
+    /// As [`Self::start`].
+    unsafe fn load(a: &[u8], b: &[u8]) -> Self::Loaded;
+    /// Compresses the first `blocks` blocks of `x`, calling `hook` `blocks * HOOKS`
+    /// times.
+    ///
+    /// # Safety
+    /// As [`Self::start`].
+    unsafe fn compress<K: Hook>(
+        regs: &mut Self::Regs,
+        x: Self::Loaded,
+        blocks: usize,
+        hook: &mut K,
+    );
+    /// # Safety
+    /// As [`Self::start`].
+    unsafe fn finish(regs: Self::Regs, state: &mut Self::State);
+}
+
+/// SHA-1 on SHA-NI: one block per step, a hook every 20 rounds.
+enum Sha1Ni {}
+
+impl StitchedHash for Sha1Ni {
+    const BLOCK_LEN: usize = 64;
+    const LENGTH_FIELD_LEN: usize = 8;
+    const STEP_BLOCKS: usize = 1;
+    const HOOKS: usize = 4;
+    type State = [u32; 5];
+    type Regs = sha1_ni::Regs;
+    type Loaded = [__m128i; 4];
+
+    #[inline(always)]
+    unsafe fn start(state: &[u32; 5]) -> sha1_ni::Regs {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { sha1_ni::Regs::load(state) }
+    }
+    #[inline(always)]
+    unsafe fn load(a: &[u8], _: &[u8]) -> [__m128i; 4] {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { sha1_ni::load_block(a.try_into().unwrap()) }
+    }
+    #[inline(always)]
+    unsafe fn compress<K: Hook>(regs: &mut sha1_ni::Regs, x: [__m128i; 4], _: usize, hook: &mut K) {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { sha1_ni::compress_block(regs, x, hook) }
+    }
+    #[inline(always)]
+    unsafe fn finish(regs: sha1_ni::Regs, state: &mut [u32; 5]) {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { regs.store(state) }
+    }
+}
+
+/// SHA-256 on SHA-NI: one block per step, a hook every 16 rounds.
+enum Sha256Ni {}
+
+impl StitchedHash for Sha256Ni {
+    const BLOCK_LEN: usize = 64;
+    const LENGTH_FIELD_LEN: usize = 8;
+    const STEP_BLOCKS: usize = 1;
+    const HOOKS: usize = 4;
+    type State = [u32; 8];
+    type Regs = sha256_ni::Regs;
+    type Loaded = [__m128i; 4];
+
+    #[inline(always)]
+    unsafe fn start(state: &[u32; 8]) -> sha256_ni::Regs {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { sha256_ni::Regs::load(state) }
+    }
+    #[inline(always)]
+    unsafe fn load(a: &[u8], _: &[u8]) -> [__m128i; 4] {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { sha256_ni::load_block(a.try_into().unwrap()) }
+    }
+    #[inline(always)]
+    unsafe fn compress<K: Hook>(
+        regs: &mut sha256_ni::Regs,
+        x: [__m128i; 4],
+        _: usize,
+        hook: &mut K,
+    ) {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { sha256_ni::compress_block(regs, x, hook) }
+    }
+    #[inline(always)]
+    unsafe fn finish(regs: sha256_ni::Regs, state: &mut [u32; 8]) {
+        // SAFETY: the caller guarantees SHA-NI.
+        unsafe { regs.store(state) }
+    }
+}
+
+/// SHA-512 on 256-bit vectors with the σ functions of `S`: two blocks per step (one per
+/// vector lane of the schedule), a hook every 4 rounds.
+struct Sha512With<S>(core::marker::PhantomData<S>);
+
+impl<S: sha512::Sigmas> StitchedHash for Sha512With<S> {
+    const BLOCK_LEN: usize = 128;
+    const LENGTH_FIELD_LEN: usize = 16;
+    const STEP_BLOCKS: usize = 2;
+    const HOOKS: usize = 20;
+    type State = [u64; 8];
+    type Regs = ([u64; 8], sha512::Wk);
+    type Loaded = [__m256i; 8];
+
+    #[inline(always)]
+    unsafe fn start(state: &[u64; 8]) -> Self::Regs {
+        (*state, sha512::wk_buffer())
+    }
+    #[inline(always)]
+    unsafe fn load(a: &[u8], b: &[u8]) -> [__m256i; 8] {
+        // SAFETY: the caller guarantees the engine's features, AVX2 among them.
+        unsafe { sha512::load_pair(a.try_into().unwrap(), b.try_into().unwrap()) }
+    }
+    #[inline(always)]
+    unsafe fn compress<K: Hook>(
+        regs: &mut Self::Regs,
+        x: [__m256i; 8],
+        blocks: usize,
+        hook: &mut K,
+    ) {
+        // SAFETY: the caller guarantees the engine's features.
+        unsafe { sha512::compress_pair::<S, K>(&mut regs.0, &mut regs.1, x, blocks == 2, hook) }
+    }
+    #[inline(always)]
+    unsafe fn finish(regs: Self::Regs, state: &mut [u64; 8]) {
+        *state = regs.0;
+    }
+}
+
+/// Runs seal's whole inner hash over `head || data` (from `state`, the chaining value
+/// after the key block, to the final one, padding included) and CBC-encrypts in place,
+/// from `iv` (left holding the last ciphertext block), every whole 16-byte block of
+/// `data`; returns the bytes encrypted.
+///
+/// # Safety
+/// The CPU must have `H`'s features and AES-NI.
+#[inline(always)]
+unsafe fn inner_hash_and_encrypt<H: StitchedHash, const R: usize>(
+    state: &mut H::State,
+    head: &[u8; HEAD_LEN],
+    data: &mut [u8],
+    rk: &[__m128i; R],
+    iv: &mut [u8; 16],
+) -> usize {
+    let b = H::BLOCK_LEN;
+    let len = data.len();
+    let msg_len = HEAD_LEN + len;
+    // Blocks wholly inside `head || data`, and blocks of the padded message.
+    let whole = msg_len / b;
+    let total = (msg_len + 1 + H::LENGTH_FIELD_LEN).div_ceil(b);
+    // The bit count covers the key block too.
+    let bits = (b + msg_len) as u128 * 8;
+
+    // Block 0 joins the head to the data; the blocks from `whole` on hold the end of the
+    // data, the 0x80 byte and the bit count.
+    let mut first = [0u8; MAX_BLOCK];
+    let mut tail = [0u8; 2 * MAX_BLOCK];
+    if whole > 0 {
+        first[..HEAD_LEN].copy_from_slice(head);
+        first[HEAD_LEN..b].copy_from_slice(&data[..b - HEAD_LEN]);
+        let from = whole * b - HEAD_LEN;
+        tail[..len - from].copy_from_slice(&data[from..]);
+    } else {
+        tail[..HEAD_LEN].copy_from_slice(head);
+        tail[HEAD_LEN..msg_len].copy_from_slice(data);
+    }
+    tail[msg_len - whole * b] = 0x80;
+    let tail_end = (total - whole) * b;
+    let field = H::LENGTH_FIELD_LEN;
+    tail[tail_end - field..tail_end].copy_from_slice(&bits.to_be_bytes()[16 - field..]);
+
+    // SAFETY: the caller guarantees the features (for every `H` call below too).
+    let mut regs = unsafe { H::start(state) };
+    // SAFETY: `iv` is 16 readable bytes.
+    let mut chain = unsafe { _mm_loadu_si128(iv.as_ptr().cast()) };
+    let mut encrypted = 0;
+    let mut k = 0;
+    while k < total {
+        let blocks = H::STEP_BLOCKS.min(total - k);
+        let (first, tail, data_in) = (&first[..b], &tail[..], &*data);
+        let pa = hash_block(first, tail, data_in, whole, k, b);
+        let pz = hash_block(first, tail, data_in, whole, k + blocks - 1, b);
+        // SAFETY: as above. The blocks are in registers from here on, before any of
+        // `data` is encrypted below.
+        let x = unsafe { H::load(pa, pz) };
+        // The CBC blocks of `data` wholly loaded so far, spread evenly over the hooks.
+        let loaded = ((k + blocks) * b - HEAD_LEN).min(len);
+        let limit = loaded / 16;
+        let (cbc, _) = data.as_chunks_mut::<16>();
+        let mut hook = CbcHook {
+            rk,
+            chain,
+            half_done: chain,
+            blocks: &mut cbc[encrypted..limit],
+            slots: blocks * H::HOOKS,
+            next: 0,
+            credit: 0,
+        };
+        // SAFETY: as above.
+        unsafe { H::compress(&mut regs, x, blocks, &mut hook) };
+        chain = hook.chain;
+        encrypted = limit;
+        k += blocks;
+    }
+    // SAFETY: as above.
+    unsafe { H::finish(regs, state) };
+    // SAFETY: `iv` is 16 writable bytes.
+    unsafe { _mm_storeu_si128(iv.as_mut_ptr().cast(), chain) };
+    16 * encrypted
+}
+
+/// Block `i` (of `b` bytes) of the padded inner message: `first`, a block of `data`, or
+/// one of `tail`, which starts at block `whole`.
+#[inline(always)]
+fn hash_block<'a>(
+    first: &'a [u8],
+    tail: &'a [u8],
+    data: &'a [u8],
+    whole: usize,
+    i: usize,
+    b: usize,
+) -> &'a [u8] {
+    if i >= whole {
+        &tail[(i - whole) * b..][..b]
+    } else if i == 0 {
+        first
+    } else {
+        &data[i * b - HEAD_LEN..][..b]
+    }
+}
+
+/// The CBC encryption of one step's blocks, in halves (the first half of a block's AES
+/// rounds, then the rest), spread evenly over its hook slots.
+///
+/// Halves, not whole blocks: a hook's AES ops wait on the chain at the head of the
+/// reorder buffer while the rounds behind them pile up, and with whole AES-256 blocks
+/// (56 cycles of latency) the SHA-512 rounds, which issue many scalar ops a cycle, filled
+/// the core's queues and waited: the stitched seal cost the hash plus most of the CBC
+/// chain. In halves the chain stays short enough to hide. Measured on Zen 4 (TSC
+/// cycles/byte at 16 KiB, SHA-512 alone 3.2): stitched AES-256 5.4 in whole blocks, 4.25
+/// in halves (4.0 with the Bresenham spreading below instead of two divisions a call);
+/// SHA-1/SHA-256 with AES-128 stay at the AES chain's own 1.8.
+struct CbcHook<'a, const R: usize> {
+    rk: &'a [__m128i; R],
+    /// The chaining value: the last ciphertext block.
+    chain: __m128i,
+    /// The block in flight, between its two halves.
+    half_done: __m128i,
+    blocks: &'a mut [[u8; 16]],
+    /// Hook slots in the step.
+    slots: usize,
+    /// The next half to run: block `next / 2`, first or second half.
+    next: usize,
+    /// Halves owed, in units of 1 / `slots`: each call adds the step's halves and runs
+    /// one half per whole `slots` (Bresenham's spreading, without a division).
+    credit: usize,
+}
+
+impl<const R: usize> Hook for CbcHook<'_, R> {
+    #[inline(always)]
+    fn call(&mut self) {
+        self.credit += 2 * self.blocks.len();
+        while self.credit >= self.slots {
+            self.credit -= self.slots;
+            let h = self.next;
+            self.next += 1;
+            let block = &mut self.blocks[h / 2];
+            if h.is_multiple_of(2) {
+                // SAFETY: hooks run only inside the stitched kernels, which have AES-NI.
+                self.half_done = unsafe { first_half(self.rk, self.chain, block) };
+            } else {
+                // SAFETY: as above.
+                self.chain = unsafe { second_half(self.rk, self.half_done, block) };
+            }
+        }
+    }
+}
+
+/// The first half of one CBC step: `block ^ chain` through the first `(R - 1) / 2` rounds.
+/// The first round key goes into the plaintext first, off the chain's critical path.
+#[inline]
+#[target_feature(enable = "aes")]
+fn first_half<const R: usize>(rk: &[__m128i; R], chain: __m128i, block: &[u8; 16]) -> __m128i {
+    // SAFETY: `block` is 16 readable bytes.
+    let p = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
+    let mut s = _mm_xor_si128(_mm_xor_si128(p, rk[0]), chain);
+    for k in &rk[1..=(R - 1) / 2] {
+        s = _mm_aesenc_si128(s, *k);
+    }
+    s
+}
+
+/// The rest of the CBC step: stores the ciphertext in `block` and returns it.
+#[inline]
+#[target_feature(enable = "aes")]
+fn second_half<const R: usize>(rk: &[__m128i; R], mut s: __m128i, block: &mut [u8; 16]) -> __m128i {
+    for k in &rk[(R - 1) / 2 + 1..R - 1] {
+        s = _mm_aesenc_si128(s, *k);
+    }
+    s = _mm_aesenclast_si128(s, rk[R - 1]);
+    // SAFETY: `block` is 16 writable bytes.
+    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), s) };
+    s
+}
+
+/// [`inner_hash_and_encrypt`] for one engine and both AES key sizes, built with the
+/// engine's features and AES-NI.
+macro_rules! stitched_entry {
+    ($(#[$doc:meta])* $name:ident, $hash:ty, $state:ty, $features:literal) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        pub(crate) fn $name(
+            state: &mut $state,
+            head: &[u8; HEAD_LEN],
+            data: &mut [u8],
+            keys: AesKeys<'_>,
+            iv: &mut [u8; 16],
+        ) -> usize {
+            // SAFETY: this function has the engine's features and AES-NI.
+            unsafe {
+                match keys {
+                    AesKeys::Aes128(rk) => {
+                        inner_hash_and_encrypt::<$hash, 11>(state, head, data, rk, iv)
+                    }
+                    AesKeys::Aes256(rk) => {
+                        inner_hash_and_encrypt::<$hash, 15>(state, head, data, rk, iv)
+                    }
+                }
+            }
+        }
+    };
+}
+
+stitched_entry!(
+    /// HMAC-SHA1's inner hash on SHA-NI with AES-CBC (see [`inner_hash_and_encrypt`]).
+    sha1_ni, Sha1Ni, [u32; 5], "sha,sse2,ssse3,sse4.1,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA256's inner hash on SHA-NI with AES-CBC.
+    sha256_ni, Sha256Ni, [u32; 8], "sha,sse2,ssse3,sse4.1,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA384's inner hash on the AVX2 SHA-512 engine with AES-CBC.
+    sha512_avx2, Sha512With<Avx2>, [u64; 8], "avx2,bmi1,bmi2,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA384's inner hash on the AVX-512VL SHA-512 engine with AES-CBC.
+    sha512_avx512, Sha512With<Avx512>, [u64; 8], "avx2,bmi1,bmi2,avx512f,avx512vl,aes"
+);
+
+#[cfg(test)]
+mod tests {
+    use crate::{
+        cbc::CbcCipher,
+        digest::{HashAlg, Sha1, Sha256, Sha384},
+        engine::{Backend, HashEngine},
+        hmac_key::HmacKey,
+        record,
+    };
+    use gcm_core::aes::{Aes128, Aes256};
+    use std::{vec, vec::Vec};
+
+    /// Every stitched engine against the plain seal on RustCrypto's hash, record for
+    /// record, on every AES-NI back end: every length through several hash blocks past
+    /// the first, and large ones (chaining value included).
+    fn stitched_matches_plain<C: CbcCipher, H: HashAlg>(enc_key: &[u8]) {
+        let mac_key: Vec<u8> = (0..H::OUTPUT_LEN as u8).map(|i| i ^ 0x5a).collect();
+        let plain = HmacKey::<H>::new(&mac_key, HashEngine::RustCrypto, false);
+        let ad = [0, 0, 0, 0, 0, 0, 0, 3, 0x17, 3, 3];
+        let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + (i >> 8)) as u8).collect();
+        let lens = (0..=700).chain([1350, 4095, 4096, 8192, 16383, 16384, 16385, 19_999]);
+        let mut runs = 0;
+        for engine in HashEngine::ALL {
+            if !(H::is_available(engine) && H::stitches(engine)) {
+                continue;
+            }
+            let stitched = HmacKey::<H>::new(&mac_key, engine, true);
+            for backend in Backend::available().filter(|&b| b != Backend::Portable) {
+                let cipher = C::new_on(enc_key, backend).unwrap();
+                for len in lens.clone() {
+                    let mut records = vec![];
+                    for mac in [&plain, &stitched] {
+                        let mut iv = C::block_from(&[0x11u8; 16][..C::BLOCK_LEN]);
+                        let mut buf = data[..len].to_vec();
+                        record::seal(&cipher, mac, &mut iv, &ad, &mut buf).unwrap();
+                        records.push((buf, iv.as_ref().to_vec()));
+                    }
+                    assert_eq!(records[0], records[1], "{engine} {backend} {len}");
+                }
+                runs += 1;
+            }
+        }
+        std::eprintln!("{runs} stitched engine/back-end pairs checked");
+    }
+
+    #[test]
+    fn sha1_aes128() {
+        stitched_matches_plain::<Aes128, Sha1>(&[0xc3; 16]);
+    }
+    #[test]
+    fn sha1_aes256() {
+        stitched_matches_plain::<Aes256, Sha1>(&[0xc3; 32]);
+    }
+    #[test]
+    fn sha256_aes128() {
+        stitched_matches_plain::<Aes128, Sha256>(&[0xc3; 16]);
+    }
+    #[test]
+    fn sha256_aes256() {
+        stitched_matches_plain::<Aes256, Sha256>(&[0xc3; 32]);
+    }
+    #[test]
+    fn sha384_aes256() {
+        stitched_matches_plain::<Aes256, Sha384>(&[0xc3; 32]);
+    }
+}
