@@ -18,7 +18,9 @@
 //!    TLS CBC suite, whose keys say which engines they chose;
 //! 4. every TLS CBC engine choice this CPU offers that no profile picked, forced with
 //!    `new_with_engines` (a hash engine with the plain seal, say);
-//! 5. coverage: every back end and engine this CPU can run must have been run; what it
+//! 5. QUIC packet and header protection (`aes_gcm_vaes::rustls::quic`) through rustls's
+//!    QUIC key API, under each profile's AES back end;
+//! 6. coverage: every back end and engine this CPU can run must have been run; what it
 //!    cannot run is listed as such.
 //!
 //! Any report in 2 or 3, an output that should carry secrets but comes out clean (the
@@ -28,6 +30,7 @@
 mod check;
 mod controls;
 mod gcm;
+mod quic;
 mod tls;
 
 use std::process::ExitCode;
@@ -172,6 +175,7 @@ fn main() -> ExitCode {
             },
         );
         tls_suites(&mut ledger, &mut seen, seed);
+        quic::run(&mut ledger, detected, seed);
     }
     ct::hide_cpu_features(0);
 
@@ -454,6 +458,7 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         seen.any(|_, e| e.open == "baseline"),
     ));
     let offered: usize = seen.offered.iter().map(|(_, o)| o.len()).sum();
+    rows.push(quic::coverage_row(by_detection));
     rows.push((
         leak(format!("TLS CBC: all {offered} engine choices offered")),
         true,
@@ -471,7 +476,7 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
             (true, false) => "NOT COVERED although this CPU has it",
             (false, true) => "covered (unexpectedly)",
         };
-        say!("ct-msan: {what:<52} {state}");
+        say!("ct-msan: {what:<60} {state}");
         if runs_here && !covered {
             ledger.fail(what, "coverage");
         }
