@@ -4,12 +4,15 @@
 #
 # Builds the `ct` crate (ct/src/main.rs) once, instrumented, and runs it. It marks every
 # secret poisoned (AES keys, so round keys and powers of H; plaintexts; the tags handed
-# to open; HMAC keys; TLS CBC records), lets the libraries declassify only the accept
-# bits and the TLS plaintext length, and fails on any branch or memory address that
-# depends on a poisoned bit, on every gcm-core back end this CPU has (forced) and on
-# every TLS CBC engine (CPU features hidden from detection one profile at a time). It
-# prints what it covered and what this CPU cannot run; controls (a branch on a secret,
-# a secret table index, a tag compared with ==, VPTERNLOG unwrapped) must be reported.
+# to open; HMAC keys; TLS CBC records; QUIC keys, packet numbers and headers), lets the
+# libraries declassify only the accept bits and the TLS plaintext length (and the
+# harness a QUIC header once unmasked), and fails on any branch or memory address that
+# depends on a poisoned bit, on every gcm-core back end this CPU has (forced), on every
+# TLS CBC engine choice (CPU features hidden from detection one profile at a time, then
+# the remaining choices forced) and on QUIC packet and header protection. It prints what
+# it covered and what this CPU cannot run; controls (a branch on a secret, a secret
+# table index, a tag compared with ==, VPTERNLOG and SHA1RNDS4 unwrapped) must be
+# reported.
 #
 # The build:
 #   -Zsanitizer=memory -Cunsafe-allow-abi-mismatch=sanitizer
@@ -27,7 +30,8 @@
 #   --cfg ct_msan
 #       gcm_core::ct talks to the sanitizer; the empty `asm!` hints (which it would
 #       report, and whose outputs it would take as public) compile out; VPTERNLOG,
-#       AESKEYGENASSIST (aes crate) and SHA1RNDS4 (sha1 crate), which it does not model,
+#       AESKEYGENASSIST (aes crate), SHA1RNDS4 (sha1 crate) and the SHA instructions of
+#       tls-cbc-aead's SHA-NI engines, which it does not model (or models lane by lane),
 #       go through shadow-propagating wrappers (gcm_core::ct::msan);
 #   profile ctgrind
 #       release code generation (the code shipped), debug info, no debug assertions or
