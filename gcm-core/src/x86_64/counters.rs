@@ -37,8 +37,8 @@
 //! Measured on the development machine (Sapphire Rapids): AES-128-GCM at 16 KiB went
 //! from ~80% to ~85% of the AES-CTR loop's speed; reading both deltas at constant offsets
 //! (an earlier version chose per vector, which compiled to a dozen branches per
-//! iteration) gained another ~1.3%. The 256-bit kernel steps its counters the same way,
-//! from the same table (see `vaes256_gcm::Counters`), and the AES-NI kernel steps the
+//! iteration) gained another ~1.3%. The 256-bit kernel steps one whitened block per step
+//! with the same table and derives its sixteen from it (see `vaes256_gcm::Counters`), as the AES-NI kernel steps the
 //! base of each 16-block pair of batches with it (see `aesni_gcm::Counters`).
 
 use core::arch::x86_64::*;
