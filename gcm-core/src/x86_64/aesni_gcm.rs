@@ -94,16 +94,7 @@ pub(super) unsafe fn short<const NR: usize, const ENC: bool>(
     // J0 in lane 0, then the counters J0 + 1 ... J0 + nc, in as few AES blocks as cover them.
     let rk = &key.aes.rk;
     let out = match nc {
-        0 => [
-            aes_ni::encrypt1::<NR>(rk, j0),
-            _mm_setzero_si128(),
-            _mm_setzero_si128(),
-            _mm_setzero_si128(),
-            _mm_setzero_si128(),
-            _mm_setzero_si128(),
-            _mm_setzero_si128(),
-            _mm_setzero_si128(),
-        ],
+        0 => widen([aes_ni::encrypt1::<NR>(rk, j0)]),
         1 => widen(encrypt_from::<NR, 2>(rk, j0)),
         2 | 3 => widen(encrypt_from::<NR, 4>(rk, j0)),
         _ => encrypt_from::<NR, 8>(rk, j0),

@@ -338,34 +338,24 @@ impl Counters {
     }
 }
 
-/// Rounds 1 to NR of `s`, XORed with `input` in the last round; with `HASH`, the
-/// products of the `M` vectors of `hash_in` with `hp`, one after each of the first rounds.
-/// The schoolbook form, for the tails and the 8-block step (see `stitched_kara!` for the
-/// bulk loop).
+/// Rounds 1 to NR of the `N` whitened counter vectors `s`, XORed with `input` in the last
+/// round: the tail's keystream (the bulk steps run `stitched_kara!`).
 #[inline]
-#[target_feature(enable = "vaes,vpclmulqdq,avx2")]
-fn stitched<const NR: usize, const HASH: bool, const N: usize, const M: usize>(
+#[target_feature(enable = "vaes,avx2")]
+fn encrypt_xor<const NR: usize, const N: usize>(
     rk: &[__m256i; 15],
     mut s: [__m256i; N],
     input: &[__m256i; N],
-    hash_in: &[__m256i; M],
-    hp: &[__m256i; M],
-) -> ([__m256i; N], Wide) {
-    // AES-128 has 9 middle rounds: room for up to 9 hashed vectors.
-    const { assert!(M <= 9) };
-    let mut w = Wide::zero();
-    for r in 1..NR {
+) -> [__m256i; N] {
+    for k in &rk[1..NR] {
         for b in s.iter_mut() {
-            *b = _mm256_aesenc_epi128(*b, rk[r]);
-        }
-        if HASH && r <= M {
-            w.mul_add(hash_in[r - 1], hp[r - 1]);
+            *b = _mm256_aesenc_epi128(*b, *k);
         }
     }
     for (b, i) in s.iter_mut().zip(input) {
         *b = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(rk[NR], *i));
     }
-    (s, w)
+    s
 }
 
 /// An unreduced sum of lane-wise products in Karatsuba form: `lo = Σ a0·h0`,
@@ -600,7 +590,6 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0),
     );
     let mut ctrs = Counters::new(base, rk[0], public);
-    let none = [_mm256_setzero_si256(); VECS];
     let mut off = 0;
 
     // Every `stitched_kara!` below reads its input at `off` with `off + WIDE <= io.len`
@@ -694,31 +683,21 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     if HASH && !ENC {
         x = hash_tail(&key.h, x, &input, n);
     }
+    // Only as many vectors as hold data go through AES.
+    let k0 = rk[0];
     let out: [__m256i; VECS] = match n.div_ceil(2) {
-        1 => widen(
-            stitched::<NR, false, 1, VECS>(&rk, counters(ctr, rk[0]), &[input[0]], &none, &none).0,
-        ),
-        2 => widen(
-            stitched::<NR, false, 2, VECS>(
-                &rk,
-                counters(ctr, rk[0]),
-                &[input[0], input[1]],
-                &none,
-                &none,
-            )
-            .0,
-        ),
-        3 => widen(
-            stitched::<NR, false, 3, VECS>(
-                &rk,
-                counters(ctr, rk[0]),
-                &[input[0], input[1], input[2]],
-                &none,
-                &none,
-            )
-            .0,
-        ),
-        _ => stitched::<NR, false, 4, VECS>(&rk, counters(ctr, rk[0]), &input, &none, &none).0,
+        1 => widen(encrypt_xor::<NR, 1>(&rk, counters(ctr, k0), &[input[0]])),
+        2 => widen(encrypt_xor::<NR, 2>(
+            &rk,
+            counters(ctr, k0),
+            &[input[0], input[1]],
+        )),
+        3 => widen(encrypt_xor::<NR, 3>(
+            &rk,
+            counters(ctr, k0),
+            &[input[0], input[1], input[2]],
+        )),
+        _ => encrypt_xor::<NR, 4>(&rk, counters(ctr, k0), &input),
     };
     for (i, v) in out.iter().enumerate() {
         // SAFETY: four 32-byte stores inside a CHUNK-byte array.
