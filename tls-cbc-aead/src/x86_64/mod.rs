@@ -37,3 +37,31 @@ impl Hook for () {
     #[inline(always)]
     fn call(&mut self) {}
 }
+
+/// For the compressions' tests: random runs of 0 to 5 blocks from random chaining values,
+/// `ours` against `reference` (the RustCrypto crate's compression), 40 of each length.
+#[cfg(test)]
+pub(crate) fn check_compression<const W: usize>(
+    mut seed: u64,
+    reference: impl Fn(&mut [u32; W], &[[u8; 64]]),
+    ours: impl Fn(&mut [u32; W], &[[u8; 64]]),
+) {
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for n in 0..=5 {
+        for _ in 0..40 {
+            let blocks: std::vec::Vec<[u8; 64]> = (0..n)
+                .map(|_| core::array::from_fn(|_| next() as u8))
+                .collect();
+            let start: [u32; W] = core::array::from_fn(|_| next() as u32);
+            let (mut want, mut got) = (start, start);
+            reference(&mut want, &blocks);
+            ours(&mut got, &blocks);
+            assert_eq!(got, want, "{n} blocks");
+        }
+    }
+}
