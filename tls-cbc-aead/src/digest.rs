@@ -11,8 +11,11 @@
 use subtle::ConditionallySelectable;
 
 #[cfg(target_arch = "x86_64")]
-use crate::x86_64::{sha1_ni, sha256_ni, sha512_avx2, sha512_avx512, stitch};
-use crate::{ct, engine::HashEngine};
+use crate::x86_64::{sha1_ni, sha256_ni, sha512::RoundForm, sha512_avx2, sha512_avx512, stitch};
+use crate::{
+    ct,
+    engine::{HashEngine, RoundTuning},
+};
 
 /// The largest block of the supported hashes (SHA-384).
 pub(crate) const MAX_BLOCK_LEN: usize = 128;
@@ -64,11 +67,12 @@ pub(crate) trait HashAlg {
     /// A function picked once per hash, not a `match` on the engine per call: with the
     /// `match` inside the compression that open calls per block, SHA-1 open at 1350 bytes
     /// ran 3% slower on Zen 4, whatever the engine.
-    fn compressor(engine: HashEngine) -> Compress<Self::State>;
+    /// `tuning` picks between the engine's builds, where it has more than one.
+    fn compressor(engine: HashEngine, tuning: RoundTuning) -> Compress<Self::State>;
     /// Compresses `blocks` on `engine`, which [`Self::is_available`] accepted.
-    fn compress(engine: HashEngine, state: &mut Self::State, blocks: &[u8]) {
+    fn compress(engine: HashEngine, tuning: RoundTuning, state: &mut Self::State, blocks: &[u8]) {
         // SAFETY: the caller passes an engine that `is_available` accepted.
-        unsafe { Self::compressor(engine)(state, blocks) }
+        unsafe { Self::compressor(engine, tuning)(state, blocks) }
     }
     /// A name for `engine` on this hash, for the constant-time harness's list of what it
     /// covered: [`HashEngine::name`], or the RustCrypto crate's name.
@@ -97,6 +101,7 @@ pub(crate) trait HashAlg {
     #[cfg(target_arch = "x86_64")]
     unsafe fn stitched_inner_hash(
         _engine: HashEngine,
+        _tuning: RoundTuning,
         _state: &mut Self::State,
         _head: &[u8; 13],
         _data: &mut [u8],
@@ -162,24 +167,24 @@ unsafe fn sha256_rustcrypto(state: &mut [u32; 8], blocks: &[u8]) {
     sha2::block_api::compress256(state, blocks.as_chunks().0);
 }
 
-/// `sha512_avx512`'s compression behind a [`Compress`] pointer.
+/// `sha512_avx512`'s compression, rounds in form `F`, behind a [`Compress`] pointer.
 ///
 /// # Safety
 /// The CPU must have that engine's features.
 #[cfg(target_arch = "x86_64")]
-unsafe fn sha512_on_avx512(state: &mut [u64; 8], blocks: &[u8]) {
+unsafe fn sha512_on_avx512<F: RoundForm>(state: &mut [u64; 8], blocks: &[u8]) {
     // SAFETY: the caller guarantees the features.
-    unsafe { sha512_avx512::compress(state, blocks.as_chunks().0) }
+    unsafe { sha512_avx512::compress::<F>(state, blocks.as_chunks().0) }
 }
 
-/// `sha512_avx2`'s compression behind a [`Compress`] pointer.
+/// `sha512_avx2`'s compression, rounds in form `F`, behind a [`Compress`] pointer.
 ///
 /// # Safety
 /// The CPU must have that engine's features.
 #[cfg(target_arch = "x86_64")]
-unsafe fn sha512_on_avx2(state: &mut [u64; 8], blocks: &[u8]) {
+unsafe fn sha512_on_avx2<F: RoundForm>(state: &mut [u64; 8], blocks: &[u8]) {
     // SAFETY: the caller guarantees the features.
-    unsafe { sha512_avx2::compress(state, blocks.as_chunks().0) }
+    unsafe { sha512_avx2::compress::<F>(state, blocks.as_chunks().0) }
 }
 
 /// The sha2 crate's SHA-512 compression behind a [`Compress`] pointer (no precondition).
@@ -228,7 +233,7 @@ impl HashAlg for Sha1 {
         }
     }
 
-    fn compressor(engine: HashEngine) -> Compress<[u32; 5]> {
+    fn compressor(engine: HashEngine, _: RoundTuning) -> Compress<[u32; 5]> {
         match engine {
             #[cfg(target_arch = "x86_64")]
             HashEngine::ShaNi => sha1_shani,
@@ -248,6 +253,7 @@ impl HashAlg for Sha1 {
     #[cfg(target_arch = "x86_64")]
     unsafe fn stitched_inner_hash(
         engine: HashEngine,
+        _: RoundTuning,
         state: &mut [u32; 5],
         head: &[u8; 13],
         data: &mut [u8],
@@ -287,7 +293,7 @@ impl HashAlg for Sha256 {
         }
     }
 
-    fn compressor(engine: HashEngine) -> Compress<[u32; 8]> {
+    fn compressor(engine: HashEngine, _: RoundTuning) -> Compress<[u32; 8]> {
         match engine {
             #[cfg(target_arch = "x86_64")]
             HashEngine::ShaNi => sha256_shani,
@@ -307,6 +313,7 @@ impl HashAlg for Sha256 {
     #[cfg(target_arch = "x86_64")]
     unsafe fn stitched_inner_hash(
         engine: HashEngine,
+        _: RoundTuning,
         state: &mut [u32; 8],
         head: &[u8; 13],
         data: &mut [u8],
@@ -348,12 +355,18 @@ impl HashAlg for Sha384 {
         }
     }
 
-    fn compressor(engine: HashEngine) -> Compress<[u64; 8]> {
-        match engine {
+    fn compressor(engine: HashEngine, tuning: RoundTuning) -> Compress<[u64; 8]> {
+        #[cfg(target_arch = "x86_64")]
+        use crate::x86_64::sha512::{FewestOps, ShortChain};
+        match (engine, tuning) {
             #[cfg(target_arch = "x86_64")]
-            HashEngine::Sha512Avx512 => sha512_on_avx512,
+            (HashEngine::Sha512Avx512, RoundTuning::FewestOps) => sha512_on_avx512::<FewestOps>,
             #[cfg(target_arch = "x86_64")]
-            HashEngine::Sha512Avx2 => sha512_on_avx2,
+            (HashEngine::Sha512Avx512, RoundTuning::ShortChain) => sha512_on_avx512::<ShortChain>,
+            #[cfg(target_arch = "x86_64")]
+            (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => sha512_on_avx2::<FewestOps>,
+            #[cfg(target_arch = "x86_64")]
+            (HashEngine::Sha512Avx2, RoundTuning::ShortChain) => sha512_on_avx2::<ShortChain>,
             _ => sha512_rustcrypto,
         }
     }
@@ -373,6 +386,7 @@ impl HashAlg for Sha384 {
     #[cfg(target_arch = "x86_64")]
     unsafe fn stitched_inner_hash(
         engine: HashEngine,
+        tuning: RoundTuning,
         state: &mut [u64; 8],
         head: &[u8; 13],
         data: &mut [u8],
@@ -382,11 +396,24 @@ impl HashAlg for Sha384 {
         // SAFETY: the caller guarantees the engine's features (it was available) and
         // AES-NI.
         unsafe {
-            match engine {
-                HashEngine::Sha512Avx512 => {
-                    Some(stitch::sha512_avx512(state, head, data, keys, iv))
+            use crate::x86_64::sha512::{FewestOps, ShortChain};
+            match (engine, tuning) {
+                (HashEngine::Sha512Avx512, RoundTuning::FewestOps) => Some(
+                    stitch::sha512_avx512::<FewestOps>(state, head, data, keys, iv),
+                ),
+                (HashEngine::Sha512Avx512, RoundTuning::ShortChain) => Some(
+                    stitch::sha512_avx512::<ShortChain>(state, head, data, keys, iv),
+                ),
+                (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => {
+                    Some(stitch::sha512_avx2::<FewestOps>(
+                        state, head, data, keys, iv,
+                    ))
                 }
-                HashEngine::Sha512Avx2 => Some(stitch::sha512_avx2(state, head, data, keys, iv)),
+                (HashEngine::Sha512Avx2, RoundTuning::ShortChain) => {
+                    Some(stitch::sha512_avx2::<ShortChain>(
+                        state, head, data, keys, iv,
+                    ))
+                }
                 _ => None,
             }
         }
@@ -406,14 +433,19 @@ pub(crate) struct Stream<H: HashAlg> {
 impl<H: HashAlg> Stream<H> {
     /// Starts from the initial value.
     #[cfg(test)]
-    pub(crate) fn new(engine: HashEngine) -> Self {
-        Self::resume(engine, H::INITIAL, 0)
+    pub(crate) fn new(engine: HashEngine, tuning: RoundTuning) -> Self {
+        Self::resume(engine, tuning, H::INITIAL, 0)
     }
 
     /// Continues from a chaining value reached after `blocks` whole blocks.
-    pub(crate) fn resume(engine: HashEngine, state: H::State, blocks: u64) -> Self {
+    pub(crate) fn resume(
+        engine: HashEngine,
+        tuning: RoundTuning,
+        state: H::State,
+        blocks: u64,
+    ) -> Self {
         Stream {
-            compress: H::compressor(engine),
+            compress: H::compressor(engine, tuning),
             state,
             partial: [0; MAX_BLOCK_LEN],
             partial_len: 0,
@@ -559,20 +591,21 @@ mod tests {
         }
     }
 
-    /// Every engine this CPU has for `H`.
-    fn engines<H: HashAlg>() -> Vec<HashEngine> {
+    /// Every engine this CPU has for `H`, in each of its builds.
+    fn engines<H: HashAlg>() -> Vec<(HashEngine, RoundTuning)> {
         HashEngine::ALL
             .into_iter()
             .filter(|&e| H::is_available(e))
+            .flat_map(|e| RoundTuning::builds_of(e).iter().map(move |&t| (e, t)))
             .collect()
     }
 
     fn streaming_matches<H: HashAlg>() {
         let data: Vec<u8> = (0..700u32).map(|i| (i * 11 + 1) as u8).collect();
-        for engine in engines::<H>() {
+        for (engine, tuning) in engines::<H>() {
             for len in 0..400 {
                 for split in [0, 1.min(len), len / 3, len] {
-                    let mut s = Stream::<H>::new(engine);
+                    let mut s = Stream::<H>::new(engine, tuning);
                     s.update(&data[..split]);
                     s.update(&data[split..len]);
                     let mut out = [0u8; MAX_OUTPUT_LEN];
@@ -596,11 +629,11 @@ mod tests {
             H::BLOCK_LEN + 55,
             300,
         ];
-        for engine in engines::<H>() {
+        for (engine, tuning) in engines::<H>() {
             for prefix in prefixes {
                 for max_len in (0..=300).step_by(7).chain([H::BLOCK_LEN - 9, H::BLOCK_LEN]) {
                     for len in 0..=max_len {
-                        let mut s = Stream::<H>::new(engine);
+                        let mut s = Stream::<H>::new(engine, tuning);
                         s.update(&data[..prefix]);
                         let mut out = [0u8; MAX_OUTPUT_LEN];
                         let suffix = &data[prefix..prefix + max_len];
@@ -608,7 +641,7 @@ mod tests {
                         assert_eq!(
                             &out[..H::OUTPUT_LEN],
                             reference::<H>(&data[..prefix + len]),
-                            "prefix {prefix} max {max_len} len {len} {engine:?}"
+                            "prefix {prefix} max {max_len} len {len} {engine:?} {tuning:?}"
                         );
                     }
                 }

@@ -95,6 +95,47 @@ impl fmt::Display for EngineUnavailable {
 
 impl core::error::Error for EngineUnavailable {}
 
+/// How an engine's scalar rounds are written for this CPU's core, chosen with the engine
+/// when a key is made. Only the SHA-512 engines have two builds (see
+/// `x86_64::sha512::round!`); the others run the same code for either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RoundTuning {
+    /// The fewest operations a round, for cores whose integer ALUs bound the rounds:
+    /// AMD's (Zen 3 and Zen 4 have four ALUs and rotate on two of them).
+    FewestOps,
+    /// The shortest chain of dependent steps a round, for cores with ALUs to spare:
+    /// Intel's (five ALUs since Golden Cove), and any other vendor's.
+    ShortChain,
+}
+
+impl RoundTuning {
+    /// The tunings that give `engine` different code: both for the SHA-512 engines, one
+    /// for the others (for the tests that run every build).
+    #[cfg(test)]
+    pub(crate) fn builds_of(engine: HashEngine) -> &'static [RoundTuning] {
+        match engine {
+            HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512 => {
+                &[RoundTuning::FewestOps, RoundTuning::ShortChain]
+            }
+            _ => &[RoundTuning::ShortChain],
+        }
+    }
+
+    /// The tuning for the CPU this process runs on.
+    pub(crate) fn for_this_cpu() -> Self {
+        Self::for_vendor(gcm_core::__this_cpu().vendor)
+    }
+
+    /// The tuning for a CPU of `vendor`: by vendor, not by model, because every core
+    /// measured of one vendor wants the same form (see `x86_64::sha512::round!`).
+    pub(crate) fn for_vendor(vendor: gcm_core::__Vendor) -> Self {
+        match vendor {
+            gcm_core::__Vendor::Amd => RoundTuning::FewestOps,
+            _ => RoundTuning::ShortChain,
+        }
+    }
+}
+
 /// The fastest engines this CPU has for cipher `C` and hash `H`.
 pub(crate) fn best<C: CbcCipher, H: HashAlg>() -> Engines {
     let cipher = C::best_backend();
@@ -153,7 +194,12 @@ pub(crate) fn build<C: CbcCipher, H: HashAlg>(
     let cipher = C::new_on(enc_key, engines.cipher).ok_or(EngineUnavailable)?;
     Ok((
         cipher,
-        HmacKey::new(mac_key, engines.hash, engines.stitched_seal),
+        HmacKey::new(
+            mac_key,
+            engines.hash,
+            RoundTuning::for_this_cpu(),
+            engines.stitched_seal,
+        ),
     ))
 }
 
@@ -163,5 +209,24 @@ pub(crate) fn of<C: CbcCipher, H: HashAlg>(cipher: &C, mac: &HmacKey<H>) -> Engi
         cipher: cipher.backend(),
         hash: mac.engine(),
         stitched_seal: mac.seal_path == crate::record::SealPath::Stitched,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RoundTuning;
+    use gcm_core::__Vendor as Vendor;
+
+    #[test]
+    fn round_tuning_by_vendor() {
+        assert_eq!(RoundTuning::for_vendor(Vendor::Amd), RoundTuning::FewestOps);
+        assert_eq!(
+            RoundTuning::for_vendor(Vendor::Intel),
+            RoundTuning::ShortChain
+        );
+        assert_eq!(
+            RoundTuning::for_vendor(Vendor::Other),
+            RoundTuning::ShortChain
+        );
     }
 }

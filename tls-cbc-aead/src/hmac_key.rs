@@ -6,7 +6,7 @@
 
 use crate::{
     digest::{HashAlg, MAX_BLOCK_LEN, MAX_OUTPUT_LEN, Stream},
-    engine::HashEngine,
+    engine::{HashEngine, RoundTuning},
     padding::MAX_PADDING,
     record::{OpenPath, SealPath},
 };
@@ -16,6 +16,8 @@ pub(crate) struct HmacKey<H: HashAlg> {
     /// The compression function every hash of this key runs, chosen once here (and
     /// available on this CPU: the hashes below rely on it).
     engine: HashEngine,
+    /// Which build of the engine, for this CPU's core, chosen once here.
+    tuning: RoundTuning,
     inner: H::State,
     outer: H::State,
     /// Which build of `record::open` this key uses, chosen once here.
@@ -28,6 +30,7 @@ impl<H: HashAlg> Clone for HmacKey<H> {
     fn clone(&self) -> Self {
         HmacKey {
             engine: self.engine,
+            tuning: self.tuning,
             inner: self.inner,
             outer: self.outer,
             open_path: self.open_path,
@@ -37,13 +40,13 @@ impl<H: HashAlg> Clone for HmacKey<H> {
 }
 
 impl<H: HashAlg> HmacKey<H> {
-    /// Keys HMAC on `engine`, seal stitched or not. TLS MAC keys are as long as the
-    /// digest, so never longer than a block.
+    /// Keys HMAC on `engine` in its build `tuning`, seal stitched or not. TLS MAC keys
+    /// are as long as the digest, so never longer than a block.
     ///
     /// # Panics
     /// If this CPU cannot run `engine` for `H`, or `stitched` and it has no stitched seal
     /// (callers check both first, see `engine::build`).
-    pub(crate) fn new(key: &[u8], engine: HashEngine, stitched: bool) -> Self {
+    pub(crate) fn new(key: &[u8], engine: HashEngine, tuning: RoundTuning, stitched: bool) -> Self {
         assert!(key.len() <= H::BLOCK_LEN);
         assert!(H::is_available(engine) && (!stitched || H::stitches(engine)));
         let mut pad = [0u8; MAX_BLOCK_LEN];
@@ -51,14 +54,15 @@ impl<H: HashAlg> HmacKey<H> {
         pad[..key.len()].copy_from_slice(key);
         pad.iter_mut().for_each(|b| *b ^= 0x36);
         let mut inner = H::INITIAL;
-        H::compress(engine, &mut inner, pad);
+        H::compress(engine, tuning, &mut inner, pad);
         // 0x36 ^ 0x5c: turns the ipad block into the opad block.
         pad.iter_mut().for_each(|b| *b ^= 0x6a);
         let mut outer = H::INITIAL;
-        H::compress(engine, &mut outer, pad);
+        H::compress(engine, tuning, &mut outer, pad);
         wipe(pad);
         HmacKey {
             engine,
+            tuning,
             inner,
             outer,
             open_path: OpenPath::detect(),
@@ -77,12 +81,12 @@ impl<H: HashAlg> HmacKey<H> {
 
     /// The inner hash, positioned after the key block.
     fn inner(&self) -> Stream<H> {
-        Stream::resume(self.engine, self.inner, 1)
+        Stream::resume(self.engine, self.tuning, self.inner, 1)
     }
 
     /// Runs the outer hash over the inner digest; writes the MAC to `out`.
     fn finish_outer(&self, inner_digest: &[u8], out: &mut [u8]) {
-        let mut outer = Stream::<H>::resume(self.engine, self.outer, 1);
+        let mut outer = Stream::<H>::resume(self.engine, self.tuning, self.outer, 1);
         outer.update(inner_digest);
         outer.finish(out);
     }
@@ -122,8 +126,9 @@ impl<H: HashAlg> HmacKey<H> {
         let mut state = self.inner;
         // SAFETY: `self.engine` is available on this CPU (checked in `new`); the caller
         // guarantees AES-NI.
-        let encrypted =
-            unsafe { H::stitched_inner_hash(self.engine, &mut state, &head, data, keys, iv) }?;
+        let encrypted = unsafe {
+            H::stitched_inner_hash(self.engine, self.tuning, &mut state, &head, data, keys, iv)
+        }?;
         let mut digest = [0u8; MAX_OUTPUT_LEN];
         H::write_digest(&state, &mut digest[..H::OUTPUT_LEN]);
         self.finish_outer(&digest[..H::OUTPUT_LEN], out);
@@ -206,13 +211,15 @@ mod tests {
 
     fn both_paths_match_hmac<H: HashAlg>() {
         for engine in HashEngine::ALL.into_iter().filter(|&e| H::is_available(e)) {
-            both_paths_match_hmac_on::<H>(engine);
+            for &tuning in RoundTuning::builds_of(engine) {
+                both_paths_match_hmac_on::<H>(engine, tuning);
+            }
         }
     }
 
-    fn both_paths_match_hmac_on<H: HashAlg>(engine: HashEngine) {
+    fn both_paths_match_hmac_on<H: HashAlg>(engine: HashEngine, tuning: RoundTuning) {
         let key: Vec<u8> = (0..H::OUTPUT_LEN as u8).map(|i| i ^ 0xa5).collect();
-        let k = HmacKey::<H>::new(&key, engine, false);
+        let k = HmacKey::<H>::new(&key, engine, tuning, false);
         let ad = *b"\x00\x00\x00\x00\x00\x00\x00\x07\x17\x03\x03";
         let record: Vec<u8> = (0..700u32).map(|i| (i * 3) as u8).collect();
         for len in [0usize, 1, 63, 64, 65, 127, 128, 300, 555, 650] {

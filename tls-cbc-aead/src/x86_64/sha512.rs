@@ -217,66 +217,120 @@ fn opaque(#[allow(unused_mut)] mut x: u64) -> u64 {
     x
 }
 
-/// One round; the caller rotates the names instead of the values. `x` carries `a ^ b`
-/// from one round to the next, where it is `b ^ c`.
+/// How the rounds are written: in the fewest operations, or with the shortest chain of
+/// dependent steps. Which is faster depends on the core (see `round!`);
+/// `engine::RoundTuning` picks one per CPU when a key is made.
+pub(crate) trait RoundForm {
+    /// `true` for 22 operations a round and five steps through `e`; `false` for 25
+    /// operations and four steps.
+    const FEWEST_OPS: bool;
+}
+
+/// 22 operations a round: for cores whose integer ALUs bound the rounds (AMD Zen 3 and
+/// Zen 4: four ALUs, `rorx` on two of them).
+#[derive(Debug)]
+pub(crate) enum FewestOps {}
+
+impl RoundForm for FewestOps {
+    const FEWEST_OPS: bool = true;
+}
+
+/// Four dependent steps a round: for cores with integer ALUs to spare (Intel's five).
+#[derive(Debug)]
+pub(crate) enum ShortChain {}
+
+impl RoundForm for ShortChain {
+    const FEWEST_OPS: bool = false;
+}
+
+/// One round in form `F`; the caller rotates the names instead of the values. `x`
+/// carries `(a ^ b, a & b)` from one round to the next, where it is `(b ^ c, b & c)`
+/// (`FewestOps` uses only the first).
 ///
-/// Each round is 22 scalar operations: the two Σ (three `rorx` and two XOR each), `Ch`
-/// and `Maj` (three each, `Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b` with `b ^ c` carried),
-/// and six additions, `T1 = h + W + K + Ch + Σ1(e)` shared by `e = d + T1` and
-/// `a = T1 + Maj + Σ0(a)`. On four integer ALUs that is 5.5 cycles a round, above the
-/// chain through `e` (five steps: Σ1 in three, `+ T1`'s last two adds, with `h + W + K`
-/// and `+ Ch` ready early), so the operation count is what to cut: a form with four
-/// steps through `e` and `a` (`d + h + W + K` precomputed, `Maj` in two steps from a
-/// carried `(b ^ c, b & c)`) needs 25 and measured 4% slower on Zen 4 (7.28 against
-/// 6.99 cycles a round, 808 against 842 MB/s, with the schedule's vector work).
+/// A round is latency-bound or throughput-bound depending on the core. One round's `e`
+/// and `a` feed the next; `h` and `d` were `e` and `a` three rounds ago, so sums of them
+/// and `W + K` are ready early.
+///
+/// * `ShortChain`: the new `e` is `Σ1(e) + (Ch + (d + h + W + K))`: Σ1 (rotate, two XOR
+///   levels) and `Ch` (one AND level and an add) side by side, then two adds, four steps
+///   from `e`. `Maj(a, b, c) = (a & (b ^ c)) ^ (b & c)` is two steps from `a`, so the new
+///   `a`, `Σ0(a) + (Maj + T1)`, is four steps from `a` too; 25 operations. Measured on
+///   an Intel Xeon (Emerald Rapids): 3.55 cycles/byte, against 3.8 for OpenSSL's
+///   assembly, whose rounds are the other form.
+/// * `FewestOps`: 22 operations: the two Σ (three `rorx` and two XOR each), `Ch` and
+///   `Maj` (three each, `Maj = ((a ^ b) & (b ^ c)) ^ b` from a carried `b ^ c`), and six
+///   adds, `T1 = h + W + K + Ch + Σ1(e)` shared by `e = d + T1` and `a = T1 + Maj +
+///   Σ0(a)`; five steps through `e`. On four integer ALUs 22 operations are 5.5 cycles,
+///   more than the chain, so the count is what to cut. Measured on an AMD EPYC Zen 4:
+///   6.99 cycles a round against `ShortChain`'s 7.28 (842 against 808 MB/s, with the
+///   schedule's vector work). `llvm-mca-19` on the second block's loop agrees for
+///   `znver3`/`znver4` (6.07 against 6.69 cycles a round) and predicts the opposite for
+///   `sapphirerapids` (8.81 against 7.13).
 macro_rules! round {
-    ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:ident, $wk:expr) => {
-        let ch = (($f ^ $g) & $e) ^ $g;
-        let hk_ch = opaque(opaque($h.wrapping_add($wk)).wrapping_add(ch));
-        let t1 = hk_ch.wrapping_add(big_sigma1($e));
-        $d = $d.wrapping_add(t1);
-        let ab = $a ^ $b;
-        let maj = (ab & $x) ^ $b;
-        $x = ab;
-        $h = opaque(t1.wrapping_add(maj)).wrapping_add(big_sigma0($a));
+    ($F:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:ident, $wk:expr) => {
+        if $F::FEWEST_OPS {
+            let ch = (($f ^ $g) & $e) ^ $g;
+            let hk_ch = opaque(opaque($h.wrapping_add($wk)).wrapping_add(ch));
+            let t1 = hk_ch.wrapping_add(big_sigma1($e));
+            $d = $d.wrapping_add(t1);
+            let ab = $a ^ $b;
+            let maj = (ab & $x.0) ^ $b;
+            $x.0 = ab;
+            $h = opaque(t1.wrapping_add(maj)).wrapping_add(big_sigma0($a));
+        } else {
+            let hk = $h.wrapping_add($wk);
+            let dhk = opaque($d.wrapping_add(hk));
+            // `Ch` is a sum of disjoint bit sets, so an add joins its halves.
+            let ch = ($e & $f).wrapping_add(!$e & $g);
+            let s1 = big_sigma1($e);
+            $d = s1.wrapping_add(opaque(ch.wrapping_add(dhk)));
+            let t1 = s1.wrapping_add(opaque(ch.wrapping_add(hk)));
+            let maj = ($a & $x.0) ^ $x.1;
+            $x = ($a ^ $b, $a & $b);
+            $h = big_sigma0($a).wrapping_add(opaque(maj.wrapping_add(t1)));
+        }
     };
 }
 
-/// 16 rounds of block A (`L` = 0) or B (`L` = 2) on the working variables `v`, calling
+/// 16 rounds in form `F` of block A (`L` = 0) or B (`L` = 2) on the working variables `v`, calling
 /// `hook` before each 4 of them.
 // Plain scalar code, always inlined into the BMI2 callers, where the rotations become
 // `rorx` (a `#[target_feature]` function could not be forced inline). Written out round
 // by round with constant indices: a loop over the two halves made LLVM index `W + K`
 // at run time, with bounds checks, and copy it to the stack first.
 #[inline(always)]
-fn rounds16<const L: usize, H: Hook>(v: &mut [u64; 8], wk: &[[u64; 4]; 8], hook: &mut H) {
+fn rounds16<const L: usize, F: RoundForm, H: Hook>(
+    v: &mut [u64; 8],
+    wk: &[[u64; 4]; 8],
+    hook: &mut H,
+) {
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *v;
-    let mut x = b ^ c;
+    let mut x = (b ^ c, b & c);
     macro_rules! w {
         ($i:literal) => {
             wk[$i / 2][L + $i % 2]
         };
     }
     hook.call();
-    round!(a, b, c, d, e, f, g, h, x, w!(0));
-    round!(h, a, b, c, d, e, f, g, x, w!(1));
-    round!(g, h, a, b, c, d, e, f, x, w!(2));
-    round!(f, g, h, a, b, c, d, e, x, w!(3));
+    round!(F; a, b, c, d, e, f, g, h, x, w!(0));
+    round!(F; h, a, b, c, d, e, f, g, x, w!(1));
+    round!(F; g, h, a, b, c, d, e, f, x, w!(2));
+    round!(F; f, g, h, a, b, c, d, e, x, w!(3));
     hook.call();
-    round!(e, f, g, h, a, b, c, d, x, w!(4));
-    round!(d, e, f, g, h, a, b, c, x, w!(5));
-    round!(c, d, e, f, g, h, a, b, x, w!(6));
-    round!(b, c, d, e, f, g, h, a, x, w!(7));
+    round!(F; e, f, g, h, a, b, c, d, x, w!(4));
+    round!(F; d, e, f, g, h, a, b, c, x, w!(5));
+    round!(F; c, d, e, f, g, h, a, b, x, w!(6));
+    round!(F; b, c, d, e, f, g, h, a, x, w!(7));
     hook.call();
-    round!(a, b, c, d, e, f, g, h, x, w!(8));
-    round!(h, a, b, c, d, e, f, g, x, w!(9));
-    round!(g, h, a, b, c, d, e, f, x, w!(10));
-    round!(f, g, h, a, b, c, d, e, x, w!(11));
+    round!(F; a, b, c, d, e, f, g, h, x, w!(8));
+    round!(F; h, a, b, c, d, e, f, g, x, w!(9));
+    round!(F; g, h, a, b, c, d, e, f, x, w!(10));
+    round!(F; f, g, h, a, b, c, d, e, x, w!(11));
     hook.call();
-    round!(e, f, g, h, a, b, c, d, x, w!(12));
-    round!(d, e, f, g, h, a, b, c, x, w!(13));
-    round!(c, d, e, f, g, h, a, b, x, w!(14));
-    round!(b, c, d, e, f, g, h, a, x, w!(15));
+    round!(F; e, f, g, h, a, b, c, d, x, w!(12));
+    round!(F; d, e, f, g, h, a, b, c, x, w!(13));
+    round!(F; c, d, e, f, g, h, a, b, x, w!(14));
+    round!(F; b, c, d, e, f, g, h, a, x, w!(15));
     // The next group starts its own `Maj` carry from its `b` and `c`.
     let _ = x;
     *v = [a, b, c, d, e, f, g, h];
@@ -302,7 +356,7 @@ fn feed_forward(state: &mut [u64; 8], v: &[u64; 8]) {
 /// # Safety
 /// The CPU must have `S`'s features (AVX2 and BMI1/BMI2 among them).
 #[inline(always)]
-pub(crate) unsafe fn compress_pair<S: Sigmas, H: Hook>(
+pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
     state: &mut [u64; 8],
     wk: &mut Wk,
     mut x: [__m256i; 8],
@@ -328,14 +382,14 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, H: Hook>(
             )*};
         }
         step!(0 1 2 3 4 5 6 7);
-        rounds16::<0, H>(&mut v, wk.group(group), hook);
+        rounds16::<0, F, H>(&mut v, wk.group(group), hook);
     }
-    rounds16::<0, H>(&mut v, wk.group(4), hook);
+    rounds16::<0, F, H>(&mut v, wk.group(4), hook);
     feed_forward(state, &v);
     if both {
         let mut v = *state;
         for group in 0..5 {
-            rounds16::<2, H>(&mut v, wk.group(group), hook);
+            rounds16::<2, F, H>(&mut v, wk.group(group), hook);
         }
         feed_forward(state, &v);
     }
@@ -353,21 +407,22 @@ pub(crate) fn wk_buffer() -> Wk {
 /// # Safety
 /// The CPU must have `S`'s features.
 #[inline(always)]
-pub(crate) unsafe fn compress<S: Sigmas>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+pub(crate) unsafe fn compress<S: Sigmas, F: RoundForm>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     let mut wk = wk_buffer();
     let mut pairs = blocks.chunks_exact(2);
     for p in &mut pairs {
         // SAFETY: the caller guarantees `S`'s features.
-        unsafe { compress_pair::<S, _>(state, &mut wk, load_pair(&p[0], &p[1]), true, &mut ()) };
+        unsafe { compress_pair::<S, F, _>(state, &mut wk, load_pair(&p[0], &p[1]), true, &mut ()) };
     }
     if let [last] = pairs.remainder() {
         // SAFETY: the caller guarantees `S`'s features.
-        unsafe { compress_pair::<S, _>(state, &mut wk, load_pair(last, last), false, &mut ()) };
+        unsafe { compress_pair::<S, F, _>(state, &mut wk, load_pair(last, last), false, &mut ()) };
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{FewestOps, ShortChain};
     use crate::x86_64::{sha512_avx2, sha512_avx512};
     use std::vec::Vec;
 
@@ -402,7 +457,9 @@ mod tests {
             return;
         }
         // SAFETY: the features were checked above.
-        matches_sha2(|s, b| unsafe { sha512_avx512::compress(s, b) });
+        matches_sha2(|s, b| unsafe { sha512_avx512::compress::<FewestOps>(s, b) });
+        // SAFETY: as above.
+        matches_sha2(|s, b| unsafe { sha512_avx512::compress::<ShortChain>(s, b) });
     }
 
     #[test]
@@ -412,6 +469,8 @@ mod tests {
             return;
         }
         // SAFETY: the features were checked above.
-        matches_sha2(|s, b| unsafe { sha512_avx2::compress(s, b) });
+        matches_sha2(|s, b| unsafe { sha512_avx2::compress::<FewestOps>(s, b) });
+        // SAFETY: as above.
+        matches_sha2(|s, b| unsafe { sha512_avx2::compress::<ShortChain>(s, b) });
     }
 }

@@ -4,7 +4,7 @@
 
 use core::arch::x86_64::*;
 
-use super::sha512::{self, Sigmas};
+use super::sha512::{self, RoundForm, Sigmas};
 
 cpufeatures::new!(cpuid, "avx2", "bmi1", "bmi2");
 
@@ -56,9 +56,9 @@ fn small_sigma1(x: __m256i) -> __m256i {
     _mm256_xor_si256(_mm256_xor_si256(right, left), _mm256_srli_epi64::<6>(x))
 }
 
-/// Compresses `blocks` into `state`.
+/// Compresses `blocks` into `state`, with the rounds in form `F`.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(crate) fn compress(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+pub(crate) fn compress<F: RoundForm>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     // SAFETY: this function has the engine's features.
-    unsafe { sha512::compress::<Avx2>(state, blocks) }
+    unsafe { sha512::compress::<Avx2, F>(state, blocks) }
 }

@@ -8,7 +8,7 @@
 
 use core::arch::x86_64::*;
 
-use super::sha512::{self, Sigmas};
+use super::sha512::{self, RoundForm, Sigmas};
 
 cpufeatures::new!(cpuid, "avx2", "bmi1", "bmi2", "avx512f", "avx512vl");
 
@@ -63,9 +63,9 @@ fn xor3(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
     _mm256_ternarylogic_epi64::<0x96>(a, b, c)
 }
 
-/// Compresses `blocks` into `state`.
+/// Compresses `blocks` into `state`, with the rounds in form `F`.
 #[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
-pub(crate) fn compress(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
+pub(crate) fn compress<F: RoundForm>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
     // SAFETY: this function has the engine's features.
-    unsafe { sha512::compress::<Avx512>(state, blocks) }
+    unsafe { sha512::compress::<Avx512, F>(state, blocks) }
 }

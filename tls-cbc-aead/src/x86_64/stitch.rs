@@ -161,11 +161,11 @@ impl StitchedHash for Sha256Ni {
     }
 }
 
-/// SHA-512 on 256-bit vectors with the σ functions of `S`: two blocks per step (one per
-/// vector lane of the schedule), a hook every 4 rounds.
-struct Sha512With<S>(core::marker::PhantomData<S>);
+/// SHA-512 on 256-bit vectors with the σ functions of `S` and the rounds in form `F`:
+/// two blocks per step (one per vector lane of the schedule), a hook every 4 rounds.
+struct Sha512With<S, F>(core::marker::PhantomData<(S, F)>);
 
-impl<S: sha512::Sigmas> StitchedHash for Sha512With<S> {
+impl<S: sha512::Sigmas, F: sha512::RoundForm> StitchedHash for Sha512With<S, F> {
     const BLOCK_LEN: usize = 128;
     const LENGTH_FIELD_LEN: usize = 16;
     const STEP_BLOCKS: usize = 2;
@@ -191,7 +191,7 @@ impl<S: sha512::Sigmas> StitchedHash for Sha512With<S> {
         hook: &mut K,
     ) {
         // SAFETY: the caller guarantees the engine's features.
-        unsafe { sha512::compress_pair::<S, K>(&mut regs.0, &mut regs.1, x, blocks == 2, hook) }
+        unsafe { sha512::compress_pair::<S, F, K>(&mut regs.0, &mut regs.1, x, blocks == 2, hook) }
     }
     #[inline(always)]
     unsafe fn finish(regs: Self::Regs, state: &mut [u64; 8]) {
@@ -378,10 +378,10 @@ fn second_half<const R: usize>(rk: &[__m128i; R], mut s: __m128i, block: &mut [u
 /// [`inner_hash_and_encrypt`] for one engine and both AES key sizes, built with the
 /// engine's features and AES-NI.
 macro_rules! stitched_entry {
-    ($(#[$doc:meta])* $name:ident, $hash:ty, $state:ty, $features:literal) => {
+    ($(#[$doc:meta])* $name:ident $(<$form:ident>)?, $hash:ty, $state:ty, $features:literal) => {
         $(#[$doc])*
         #[target_feature(enable = $features)]
-        pub(crate) fn $name(
+        pub(crate) fn $name$(<$form: sha512::RoundForm>)?(
             state: &mut $state,
             head: &[u8; HEAD_LEN],
             data: &mut [u8],
@@ -412,12 +412,14 @@ stitched_entry!(
     sha256_ni, Sha256Ni, [u32; 8], "sha,sse2,ssse3,sse4.1,aes"
 );
 stitched_entry!(
-    /// HMAC-SHA384's inner hash on the AVX2 SHA-512 engine with AES-CBC.
-    sha512_avx2, Sha512With<Avx2>, [u64; 8], "avx2,bmi1,bmi2,aes"
+    /// HMAC-SHA384's inner hash on the AVX2 SHA-512 engine, rounds in form `F`, with
+    /// AES-CBC.
+    sha512_avx2<F>, Sha512With<Avx2, F>, [u64; 8], "avx2,bmi1,bmi2,aes"
 );
 stitched_entry!(
-    /// HMAC-SHA384's inner hash on the AVX-512VL SHA-512 engine with AES-CBC.
-    sha512_avx512, Sha512With<Avx512>, [u64; 8], "avx2,bmi1,bmi2,avx512f,avx512vl,aes"
+    /// HMAC-SHA384's inner hash on the AVX-512VL SHA-512 engine, rounds in form `F`,
+    /// with AES-CBC.
+    sha512_avx512<F>, Sha512With<Avx512, F>, [u64; 8], "avx2,bmi1,bmi2,avx512f,avx512vl,aes"
 );
 
 #[cfg(test)]
@@ -425,7 +427,7 @@ mod tests {
     use crate::{
         cbc::CbcCipher,
         digest::{HashAlg, Sha1, Sha256, Sha384},
-        engine::{Backend, HashEngine},
+        engine::{Backend, HashEngine, RoundTuning},
         hmac_key::HmacKey,
         record,
     };
@@ -437,16 +439,18 @@ mod tests {
     /// the first, and large ones (chaining value included).
     fn stitched_matches_plain<C: CbcCipher, H: HashAlg>(enc_key: &[u8]) {
         let mac_key: Vec<u8> = (0..H::OUTPUT_LEN as u8).map(|i| i ^ 0x5a).collect();
-        let plain = HmacKey::<H>::new(&mac_key, HashEngine::RustCrypto, false);
+        let rustcrypto = (HashEngine::RustCrypto, RoundTuning::ShortChain);
+        let plain = HmacKey::<H>::new(&mac_key, rustcrypto.0, rustcrypto.1, false);
         let ad = [0, 0, 0, 0, 0, 0, 0, 3, 0x17, 3, 3];
         let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + (i >> 8)) as u8).collect();
         let lens = (0..=700).chain([1350, 4095, 4096, 8192, 16383, 16384, 16385, 19_999]);
         let mut runs = 0;
-        for engine in HashEngine::ALL {
-            if !(H::is_available(engine) && H::stitches(engine)) {
-                continue;
-            }
-            let stitched = HmacKey::<H>::new(&mac_key, engine, true);
+        let engines = HashEngine::ALL
+            .into_iter()
+            .filter(|&e| H::is_available(e) && H::stitches(e))
+            .flat_map(|e| RoundTuning::builds_of(e).iter().map(move |&t| (e, t)));
+        for (engine, tuning) in engines {
+            let stitched = HmacKey::<H>::new(&mac_key, engine, tuning, true);
             for backend in Backend::available().filter(|&b| b != Backend::Portable) {
                 let cipher = C::new_on(enc_key, backend).unwrap();
                 for len in lens.clone() {
@@ -457,7 +461,10 @@ mod tests {
                         record::seal(&cipher, mac, &mut iv, &ad, &mut buf).unwrap();
                         records.push((buf, iv.as_ref().to_vec()));
                     }
-                    assert_eq!(records[0], records[1], "{engine} {backend} {len}");
+                    assert_eq!(
+                        records[0], records[1],
+                        "{engine} {tuning:?} {backend} {len}"
+                    );
                 }
                 runs += 1;
             }
