@@ -182,6 +182,14 @@ fn main() -> ExitCode {
     say!("ct-msan: -- TLS CBC: the engine choices no profile picked, forced");
     forced_tls_suites(&mut ledger, &mut seen);
 
+    say!("ct-msan: -- TLS CBC: the SHA-512 engines' rounds in the other vendor's form");
+    if tls_cbc_aead::ct_check::swap_round_tuning(true) {
+        other_round_form(&mut ledger, &mut seen);
+        tls_cbc_aead::ct_check::swap_round_tuning(false);
+    } else {
+        ledger.fail("swapping the round tuning", "unsupported in this build");
+    }
+
     say!("ct-msan: -- coverage");
     coverage(&mut ledger, &available, &gcm_by_detection, &seen);
     if ledger.finish() {
@@ -224,23 +232,51 @@ fn forced_tls_suites(ledger: &mut Ledger, seen: &mut Seen) {
             say!("ct-msan: {name:<44} every engine choice ran under the profiles");
             continue;
         }
-        let mut ran = Vec::new();
-        let on = leak(format!("{} choices, forced", missing.len()));
-        ledger.group(Expect::Clean, name, on, || {
-            missing
-                .iter()
-                .map(|&e| {
-                    seed += 1;
-                    let (ops, k) = (suite.run)(seed, Some(e));
-                    ran.push(k);
-                    ops
-                })
-                .sum()
-        });
-        for k in ran {
-            print_engines(k);
-            seen.add(name, k);
+        run_forced(ledger, seen, suite, &missing, "forced", &mut seed);
+    }
+}
+
+/// Runs every engine choice on a SHA-512 engine again, with the rounds in the form the
+/// other vendor's CPUs get (`swap_round_tuning` is on): one group per suite.
+fn other_round_form(ledger: &mut Ledger, seen: &mut Seen) {
+    let mut seed = 20_000;
+    for suite in &tls::SUITES {
+        let sha512 =
+            |e: &Engines| matches!(e.hash, HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512);
+        let choices: Vec<Engines> = (suite.available)().into_iter().filter(sha512).collect();
+        if choices.is_empty() {
+            continue;
         }
+        run_forced(ledger, seen, suite, &choices, "other round form", &mut seed);
+    }
+}
+
+/// Runs a key of `suite` on each of `choices` (forced) in one group, and records what
+/// each key ran; `seed` steps once a key.
+fn run_forced(
+    ledger: &mut Ledger,
+    seen: &mut Seen,
+    suite: &tls::SuiteRun,
+    choices: &[Engines],
+    how: &str,
+    seed: &mut u64,
+) {
+    let mut ran = Vec::new();
+    let on = leak(format!("{} choices, {how}", choices.len()));
+    ledger.group(Expect::Clean, suite.name, on, || {
+        choices
+            .iter()
+            .map(|&e| {
+                *seed += 1;
+                let (ops, k) = (suite.run)(*seed, Some(e));
+                ran.push(k);
+                ops
+            })
+            .sum()
+    });
+    for k in ran {
+        print_engines(k);
+        seen.add(suite.name, k);
     }
 }
 
@@ -255,9 +291,10 @@ fn leak(mut name: String) -> &'static str {
 
 fn print_engines(e: KeyEngines) {
     say!(
-        "ct-msan:     engines: cipher {}, hash {}, seal {}, open {}",
+        "ct-msan:     engines: cipher {}, hash {} (rounds {}), seal {}, open {}",
         e.cipher,
         e.hash,
+        e.rounds,
         e.seal,
         e.open
     );
@@ -430,6 +467,20 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
             runs(engine) && aes_ni,
             stitched_ran(suite, engine),
         ));
+    }
+    for engine in [HashEngine::Sha512Avx2, HashEngine::Sha512Avx512] {
+        for rounds in ["fewest-ops", "short-chain"] {
+            let ran = |seal: &str| {
+                seen.any(|_, e| e.engines.hash == engine && e.rounds == rounds && e.seal == seal)
+            };
+            rows.push((
+                leak(format!(
+                    "SHA-384 on {engine}, rounds {rounds}: plain and stitched seal"
+                )),
+                runs(engine),
+                ran("plain") && (!aes_ni || ran("stitched")),
+            ));
+        }
     }
     rows.push((
         "stitched seal on every AES-NI back end",

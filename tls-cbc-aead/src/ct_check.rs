@@ -45,6 +45,36 @@ pub(crate) fn hidden(bits: u32) -> bool {
     gcm_core::ct::hidden_cpu_features() & bits != 0
 }
 
+/// Makes keys made from now on run the SHA-512 engines' rounds in the other form than
+/// this CPU's vendor gets (see `RoundTuning`), so that the constant-time harness checks
+/// both on any CPU; `false` restores the usual choice. Only in a MemorySanitizer build
+/// (returns true); elsewhere it does nothing and returns false.
+pub fn swap_round_tuning(swap: bool) -> bool {
+    #[cfg(ct_msan)]
+    {
+        ROUND_TUNING_SWAPPED.store(swap, core::sync::atomic::Ordering::Relaxed);
+        true
+    }
+    #[cfg(not(ct_msan))]
+    {
+        let _ = swap;
+        false
+    }
+}
+
+#[cfg(ct_msan)]
+static ROUND_TUNING_SWAPPED: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`swap_round_tuning`] is on (never outside the sanitizer build).
+#[inline]
+pub(crate) fn round_tuning_swapped() -> bool {
+    #[cfg(ct_msan)]
+    return ROUND_TUNING_SWAPPED.load(core::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(ct_msan))]
+    false
+}
+
 /// What a key chose when it was made, as the constant-time harness reports it: its
 /// [`Engines`](crate::Engines), the names of what runs behind them, and the build of
 /// open (which follows the CPU, not the engines).
@@ -59,6 +89,9 @@ pub struct KeyEngines {
     /// [`HashEngine`](crate::HashEngine) name (`sha-ni`, `sha512-avx2`,
     /// `sha512-avx512`).
     pub hash: &'static str,
+    /// The form of the hash rounds, where the engine has two builds (the SHA-512
+    /// engines): `fewest-ops` or `short-chain`; `-` for the other engines.
+    pub rounds: &'static str,
     /// Seal: `plain`, or `stitched` (CBC encryption run inside the hash rounds).
     pub seal: &'static str,
     /// Open: `baseline`, or `avx2` (the same code built for AVX2).
@@ -70,11 +103,21 @@ impl KeyEngines {
         cipher: &C,
         mac: &crate::hmac_key::HmacKey<H>,
     ) -> Self {
+        use crate::engine::{HashEngine, RoundTuning};
         use crate::record::{OpenPath, SealPath};
         KeyEngines {
             engines: crate::engine::of(cipher, mac),
             cipher: cipher.engine_name(),
             hash: H::engine_name(mac.engine()),
+            rounds: match (mac.engine(), mac.tuning()) {
+                (HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512, RoundTuning::FewestOps) => {
+                    "fewest-ops"
+                }
+                (HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512, RoundTuning::ShortChain) => {
+                    "short-chain"
+                }
+                _ => "-",
+            },
             // What seal runs: stitched only when the cipher hands out AES-NI round keys
             // as well (see `record::seal`).
             seal: match mac.seal_path {

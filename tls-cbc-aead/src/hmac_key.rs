@@ -79,6 +79,11 @@ impl<H: HashAlg> HmacKey<H> {
         self.engine
     }
 
+    /// The build of the engine this key runs.
+    pub(crate) fn tuning(&self) -> RoundTuning {
+        self.tuning
+    }
+
     /// The inner hash, positioned after the key block.
     fn inner(&self) -> Stream<H> {
         Stream::resume(self.engine, self.tuning, self.inner, 1)
