@@ -209,6 +209,53 @@ fn write_be_words(state: &[u32], out: &mut [u8]) {
     }
 }
 
+/// The methods SHA-1 and SHA-256 share, for state type `$state`: the RustCrypto crate's
+/// compression `$rustcrypto` anywhere; where the CPU has the SHA extensions
+/// (`$available`), this crate's compression `$shani` and the stitched seal `$stitched`.
+macro_rules! sha_ni_hash_methods {
+    ($state:ty, $available:path, $shani:path, $rustcrypto:path, $stitched:path) => {
+        fn is_available(engine: HashEngine) -> bool {
+            match engine {
+                HashEngine::RustCrypto => true,
+                #[cfg(target_arch = "x86_64")]
+                HashEngine::ShaNi => $available(),
+                _ => false,
+            }
+        }
+
+        fn compressor(engine: HashEngine, _: RoundTuning) -> Compress<$state> {
+            match engine {
+                #[cfg(target_arch = "x86_64")]
+                HashEngine::ShaNi => $shani,
+                _ => $rustcrypto,
+            }
+        }
+
+        fn write_digest(state: &$state, out: &mut [u8]) {
+            write_be_words(state, out);
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        fn stitches(engine: HashEngine) -> bool {
+            engine == HashEngine::ShaNi
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        unsafe fn stitched_inner_hash(
+            engine: HashEngine,
+            _: RoundTuning,
+            state: &mut $state,
+            head: &[u8; 13],
+            data: &mut [u8],
+            keys: stitch::AesKeys<'_>,
+            iv: &mut [u8; 16],
+        ) -> Option<usize> {
+            // SAFETY: the caller guarantees SHA-NI (the engine was available) and AES-NI.
+            (engine == HashEngine::ShaNi).then(|| unsafe { $stitched(state, head, data, keys, iv) })
+        }
+    };
+}
+
 impl HashAlg for Sha1 {
     const BLOCK_LEN: usize = 64;
     const OUTPUT_LEN: usize = 20;
@@ -224,46 +271,13 @@ impl HashAlg for Sha1 {
     ];
     const RUSTCRYPTO_CRATE: &'static str = "sha1 crate";
 
-    fn is_available(engine: HashEngine) -> bool {
-        match engine {
-            HashEngine::RustCrypto => true,
-            #[cfg(target_arch = "x86_64")]
-            HashEngine::ShaNi => sha1_ni::available(),
-            _ => false,
-        }
-    }
-
-    fn compressor(engine: HashEngine, _: RoundTuning) -> Compress<[u32; 5]> {
-        match engine {
-            #[cfg(target_arch = "x86_64")]
-            HashEngine::ShaNi => sha1_shani,
-            _ => sha1_rustcrypto,
-        }
-    }
-
-    fn write_digest(state: &[u32; 5], out: &mut [u8]) {
-        write_be_words(state, out);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn stitches(engine: HashEngine) -> bool {
-        engine == HashEngine::ShaNi
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    unsafe fn stitched_inner_hash(
-        engine: HashEngine,
-        _: RoundTuning,
-        state: &mut [u32; 5],
-        head: &[u8; 13],
-        data: &mut [u8],
-        keys: stitch::AesKeys<'_>,
-        iv: &mut [u8; 16],
-    ) -> Option<usize> {
-        // SAFETY: the caller guarantees SHA-NI (the engine was available) and AES-NI.
-        (engine == HashEngine::ShaNi)
-            .then(|| unsafe { stitch::sha1_ni(state, head, data, keys, iv) })
-    }
+    sha_ni_hash_methods!(
+        [u32; 5],
+        sha1_ni::available,
+        sha1_shani,
+        sha1_rustcrypto,
+        stitch::sha1_ni
+    );
 }
 
 impl HashAlg for Sha256 {
@@ -284,46 +298,13 @@ impl HashAlg for Sha256 {
     ];
     const RUSTCRYPTO_CRATE: &'static str = "sha2 crate";
 
-    fn is_available(engine: HashEngine) -> bool {
-        match engine {
-            HashEngine::RustCrypto => true,
-            #[cfg(target_arch = "x86_64")]
-            HashEngine::ShaNi => sha256_ni::available(),
-            _ => false,
-        }
-    }
-
-    fn compressor(engine: HashEngine, _: RoundTuning) -> Compress<[u32; 8]> {
-        match engine {
-            #[cfg(target_arch = "x86_64")]
-            HashEngine::ShaNi => sha256_shani,
-            _ => sha256_rustcrypto,
-        }
-    }
-
-    fn write_digest(state: &[u32; 8], out: &mut [u8]) {
-        write_be_words(state, out);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn stitches(engine: HashEngine) -> bool {
-        engine == HashEngine::ShaNi
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    unsafe fn stitched_inner_hash(
-        engine: HashEngine,
-        _: RoundTuning,
-        state: &mut [u32; 8],
-        head: &[u8; 13],
-        data: &mut [u8],
-        keys: stitch::AesKeys<'_>,
-        iv: &mut [u8; 16],
-    ) -> Option<usize> {
-        // SAFETY: the caller guarantees SHA-NI (the engine was available) and AES-NI.
-        (engine == HashEngine::ShaNi)
-            .then(|| unsafe { stitch::sha256_ni(state, head, data, keys, iv) })
-    }
+    sha_ni_hash_methods!(
+        [u32; 8],
+        sha256_ni::available,
+        sha256_shani,
+        sha256_rustcrypto,
+        stitch::sha256_ni
+    );
 }
 
 impl HashAlg for Sha384 {
