@@ -67,6 +67,8 @@ pub struct Cpu {
     pub model: u8,
 }
 
+// The cache that uses these exists on x86_64 only.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 impl Cpu {
     /// Packs into 64 bits (features, vendor, family, model), for the process-wide cache.
     const fn pack(self) -> u64 {
@@ -251,6 +253,7 @@ fn probe_x86_64() -> Cpu {
 /// The display family and model from CPUID leaf 1's EAX, as Intel's and AMD's manuals
 /// define them: the extended family is added when the base family is 15, and the extended
 /// model prepended for families 6 and 15 and above.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub const fn display_family_model(eax: u32) -> (u8, u8) {
     let base_family = (eax >> 8) & 0xf;
     let base_model = (eax >> 4) & 0xf;

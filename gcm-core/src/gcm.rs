@@ -238,6 +238,9 @@ impl GcmKey {
     /// CTR from `counter_block`; `public` says whether the kernel may let the counter's
     /// value steer it (see `kernel_entry_points!`).
     fn apply_keystream(&self, counter_block: &[u8; 16], public: bool, buf: &mut [u8]) {
+        // Only the x86_64 kernels look at it.
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = public;
         match &*self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes512(k, t) => {

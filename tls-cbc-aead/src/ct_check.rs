@@ -41,6 +41,7 @@ pub fn running_on_valgrind() -> bool {
 /// Whether the constant-time harness hides any of the CPU feature bits `bits` (only
 /// possible in a MemorySanitizer build; see `gcm_core::ct::hide_cpu_features`).
 #[inline]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn hidden(bits: u32) -> bool {
     gcm_core::ct::hidden_cpu_features() & bits != 0
 }
