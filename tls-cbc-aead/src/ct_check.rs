@@ -47,7 +47,7 @@ pub(crate) fn hidden(bits: u32) -> bool {
 }
 
 /// Makes keys made from now on run the SHA-512 engines' rounds in the other form than
-/// this CPU's vendor gets (see `RoundTuning`), so that the constant-time harness checks
+/// this CPU gets (see `RoundTuning`), so that the constant-time harness checks
 /// both on any CPU; `false` restores the usual choice. Only in a MemorySanitizer build
 /// (returns true); elsewhere it does nothing and returns false.
 pub fn swap_round_tuning(swap: bool) -> bool {

@@ -7,8 +7,9 @@
 //! per 128-bit lane) while the rounds of the first block run, so the vector units work
 //! beside the scalar rounds instead of before them, and the second block's rounds only
 //! read the precomputed `W + K`. The rounds are scalar (these CPUs have no SHA-512
-//! instructions), written out with constant indices in as few operations as a round
-//! allows (see `round!`); with BMI2 the rotations are `rorx`, which leave their input
+//! instructions), written out with constant indices, in one of two forms picked per CPU
+//! when a key is made: the fewest operations (cores with four integer ALUs) or the
+//! shortest dependency chain (five; see `round!`). With BMI2 the rotations are `rorx`, which leave their input
 //! intact.
 //!
 //! The rounds call a hook before every 4 of them, so that seal can run its CBC
@@ -226,8 +227,8 @@ pub(crate) trait RoundForm {
     const FEWEST_OPS: bool;
 }
 
-/// 22 operations a round: for cores whose integer ALUs bound the rounds (AMD Zen 3 and
-/// Zen 4: four ALUs, `rorx` on two of them).
+/// 22 operations a round: for cores whose four integer ALUs bound the rounds (AMD Zen;
+/// Intel before Golden Cove).
 #[derive(Debug)]
 pub(crate) enum FewestOps {}
 
@@ -235,7 +236,8 @@ impl RoundForm for FewestOps {
     const FEWEST_OPS: bool = true;
 }
 
-/// Four dependent steps a round: for cores with integer ALUs to spare (Intel's five).
+/// Four dependent steps a round: for cores with ALUs to spare (Intel's five, from Golden
+/// Cove on).
 #[derive(Debug)]
 pub(crate) enum ShortChain {}
 
@@ -255,8 +257,9 @@ impl RoundForm for ShortChain {
 ///   levels) and `Ch` (one AND level and an add) side by side, then two adds, four steps
 ///   from `e`. `Maj(a, b, c) = (a & (b ^ c)) ^ (b & c)` is two steps from `a`, so the new
 ///   `a`, `Σ0(a) + (Maj + T1)`, is four steps from `a` too; 25 operations. Measured on
-///   an Intel Xeon (Emerald Rapids): 3.55 cycles/byte, against 3.8 for OpenSSL's
-///   assembly, whose rounds are the other form.
+///   an Intel Xeon (Emerald Rapids) when it was written: 3.55 cycles/byte, from 3.8
+///   before the additions were grouped so (OpenSSL's assembly, whose rounds are close
+///   to the other form, also 3.8 there).
 /// * `FewestOps`: 22 operations: the two Σ (three `rorx` and two XOR each), `Ch` and
 ///   `Maj` (three each, `Maj = ((a ^ b) & (b ^ c)) ^ b` from a carried `b ^ c`), and six
 ///   adds, `T1 = h + W + K + Ch + Σ1(e)` shared by `e = d + T1` and `a = T1 + Maj +
@@ -292,8 +295,8 @@ macro_rules! round {
     };
 }
 
-/// 16 rounds in form `F` of block A (`L` = 0) or B (`L` = 2) on the working variables `v`, calling
-/// `hook` before each 4 of them.
+/// 16 rounds in form `F` of block A (`L` = 0) or B (`L` = 2) on the working variables
+/// `v`, calling `hook` before each 4 of them.
 // Plain scalar code, always inlined into the BMI2 callers, where the rotations become
 // `rorx` (a `#[target_feature]` function could not be forced inline). Written out round
 // by round with constant indices: a loop over the two halves made LLVM index `W + K`
