@@ -98,11 +98,14 @@ impl core::error::Error for EngineUnavailable {}
 /// How an engine's scalar rounds are written for this CPU's core, chosen with the engine
 /// when a key is made. Only the SHA-512 engines have two builds (see
 /// `x86_64::sha512::round!`); the others run the same code for either.
+// `repr(u8)` with a variant of 0: a key holding one is wiped as plain bytes (see
+// `HmacKey`'s `Drop`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum RoundTuning {
     /// The fewest operations a round, for cores whose four integer ALUs bound the rounds:
     /// AMD Zen, and Intel's before Golden Cove (Haswell to Ice Lake and Tiger Lake).
-    FewestOps,
+    FewestOps = 0,
     /// The shortest chain of dependent steps a round, for cores with five integer ALUs:
     /// Intel's from Golden Cove on (Alder Lake, Sapphire Rapids and later).
     ShortChain,

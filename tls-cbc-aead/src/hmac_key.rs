@@ -180,9 +180,9 @@ impl<H: HashAlg> Drop for HmacKey<H> {
         // The whole struct, padding included: a key built on the stack can leave stale
         // key-derived bytes in the padding after the path fields (the zeroize test found
         // two such bytes in release builds).
-        // SAFETY: `HmacKey` is plain data: word arrays and the `HashEngine`, `OpenPath`
-        // and `SealPath` enums, all `repr(u8)` with a variant of 0, so all-zero bytes are
-        // a valid value; no field has a `Drop`.
+        // SAFETY: `HmacKey` is plain data: word arrays and the `HashEngine`,
+        // `RoundTuning`, `OpenPath` and `SealPath` enums, all `repr(u8)` with a variant of
+        // 0, so all-zero bytes are a valid value; no field has a `Drop`.
         unsafe { zeroize::zeroize_flat_type(self) };
     }
 }
