@@ -183,45 +183,82 @@ fn cert_files(dir: &TempDir, id: &Identity) -> (String, String) {
     )
 }
 
-/// Starts `s_server` on a free port and connects to it. The port is picked by binding
-/// port 0 and releasing it, so another process may take it first: then `s_server`
-/// exits and we try again on a new port.
+/// Starts `s_server` on a port the kernel picks for it (`-accept 127.0.0.1:0`) and
+/// connects to that port, read back from the kernel's socket table.
+///
+/// Picking a free port here and handing it to `s_server` (bind port 0, release it,
+/// spawn) left a window in which a concurrent test could be given the same port, and
+/// a connection could land on another test's server: CI once failed with "Connection
+/// reset by peer" that way. A port the child itself is listening on cannot be anyone
+/// else's.
 fn start_s_server(case: &Case, cert: &str, key: &str) -> (OpenSsl, TcpStream) {
-    for _attempt in 0..5 {
-        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
-        let accept = format!("127.0.0.1:{port}");
-        let mut args = vec!["s_server", "-accept", &accept, "-cert", cert, "-key", key];
-        // Quiet: stdout carries only application data. One connection, then exit.
-        args.extend(["-quiet", "-naccept", "1"]);
-        args.extend(case.openssl_args());
-        let mut server = OpenSsl::spawn(&args);
-        // Connection refused until s_server listens; the first connection that succeeds
-        // is the one under test (no probe, since s_server accepts only one).
-        let deadline = Instant::now() + TIMEOUT;
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        loop {
-            if let Ok(sock) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
-                return (server, sock);
-            }
-            if server.has_exited() {
-                eprintln!(
-                    "s_server exited before listening (port {port} taken?):\n{}",
-                    server.diagnostics()
-                );
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "s_server did not listen on {port} in time\n{}",
-                server.diagnostics()
-            );
-            thread::sleep(Duration::from_millis(25));
+    let mut args = vec![
+        "s_server",
+        "-accept",
+        "127.0.0.1:0",
+        "-cert",
+        cert,
+        "-key",
+        key,
+    ];
+    // Quiet: stdout carries only application data. One connection, then exit.
+    args.extend(["-quiet", "-naccept", "1"]);
+    args.extend(case.openssl_args());
+    let mut server = OpenSsl::spawn(&args);
+    let deadline = Instant::now() + TIMEOUT;
+    let port = loop {
+        if let Some(port) = listening_port(server.child.id()) {
+            break port;
         }
-    }
-    panic!("could not start openssl s_server");
+        assert!(
+            !server.has_exited(),
+            "s_server exited before listening:\n{}",
+            server.diagnostics()
+        );
+        assert!(
+            Instant::now() < deadline,
+            "s_server did not listen in time\n{}",
+            server.diagnostics()
+        );
+        thread::sleep(Duration::from_millis(25));
+    };
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let sock = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap_or_else(|e| {
+        panic!(
+            "connect to s_server on {port}: {e}\n{}",
+            server.diagnostics()
+        )
+    });
+    (server, sock)
+}
+
+/// The TCP port process `pid` listens on (IPv4), if it does yet: its socket inodes from
+/// `/proc/<pid>/fd`, matched against the listening sockets of `/proc/net/tcp`.
+fn listening_port(pid: u32) -> Option<u16> {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()?
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter_map(|target| {
+            let target = target.to_str()?;
+            Some(
+                target
+                    .strip_prefix("socket:[")?
+                    .strip_suffix(']')?
+                    .to_owned(),
+            )
+        })
+        .collect();
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    // Columns: sl, local_address (hex ip:port), rem_address, st (0A = LISTEN), tx:rx
+    // queues, tr:when, retrnsmt, uid, timeout, inode, ...
+    table.lines().skip(1).find_map(|line| {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let (local, state, inode) = (cols.get(1)?, cols.get(3)?, cols.get(9)?);
+        if *state != "0A" || !inodes.iter().any(|i| i == inode) {
+            return None;
+        }
+        u16::from_str_radix(local.rsplit(':').next()?, 16).ok()
+    })
 }
 
 /// Our client against `openssl s_server` forcing the suite.
