@@ -1,6 +1,6 @@
 //! The SHA-512 engine for CPUs with AVX-512VL (and AVX2, BMI1/BMI2): the shared body of
 //! `sha512` with the schedule's σ functions as two `VPRORQ` and a shift joined by one
-//! `VPTERNLOGQ`, on 256-bit vectors (no 512-bit uops): a third of the AVX2 sequence's
+//! `VPTERNLOG`, on 256-bit vectors (no 512-bit uops): a third of the AVX2 sequence's
 //! uops, which share the integer ports with the scalar rounds. Measured when it was
 //! written: 3.55 cycles/byte (TSC) against sha2's 4.4 and OpenSSL's assembly's 3.8; on
 //! an AMD EPYC Zen 4 (TSC 2.6 GHz) 3.2 TSC cycles/byte, about 810 MB/s, beside OpenSSL
@@ -50,17 +50,18 @@ fn small_sigma1(x: __m256i) -> __m256i {
     xor3(r19, r61, _mm256_srli_epi64::<6>(x))
 }
 
-/// `a ^ b ^ c` in one `VPTERNLOGQ`.
+/// `a ^ b ^ c` in one `VPTERNLOG`. Unmasked, its 32- and 64-bit forms are the same
+/// operation; the 32-bit one is the one Miri implements.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn xor3(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
     // MemorySanitizer does not model VPTERNLOG (see `gcm_core::ct::msan`).
     #[cfg(ct_msan)]
     return gcm_core::ct::msan::bitwise3(a, b, c, |a, b, c| {
-        _mm256_ternarylogic_epi64::<0x96>(a, b, c)
+        _mm256_ternarylogic_epi32::<0x96>(a, b, c)
     });
     #[cfg(not(ct_msan))]
-    _mm256_ternarylogic_epi64::<0x96>(a, b, c)
+    _mm256_ternarylogic_epi32::<0x96>(a, b, c)
 }
 
 /// Compresses `blocks` into `state`, with the rounds in form `F`.
