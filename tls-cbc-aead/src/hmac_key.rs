@@ -227,7 +227,14 @@ mod tests {
         let k = HmacKey::<H>::new(&key, engine, tuning, false);
         let ad = *b"\x00\x00\x00\x00\x00\x00\x00\x07\x17\x03\x03";
         let record: Vec<u8> = (0..700u32).map(|i| (i * 3) as u8).collect();
-        for len in [0usize, 1, 63, 64, 65, 127, 128, 300, 555, 650] {
+        // Under Miri, which checks the memory accesses, a short, a one-block and a
+        // several-block record.
+        let lens: &[usize] = if cfg!(miri) {
+            &[0, 65, 300]
+        } else {
+            &[0, 1, 63, 64, 65, 127, 128, 300, 555, 650]
+        };
+        for &len in lens {
             let mut msg = ad.to_vec();
             msg.extend_from_slice(&(len as u16).to_be_bytes());
             msg.extend_from_slice(&record[..len]);

@@ -7,12 +7,13 @@
 //! would go unchecked), and takes the others for lane-wise arithmetic, poisoning a lane
 //! of the result only where that lane of an operand was, whereas each of their result
 //! lanes depends on several operand lanes. Through `opaque` the whole result is poisoned
-//! iff any operand is, decided on the shadow alone.
+//! iff any operand is, decided on the shadow alone. Under Miri, which does not implement
+//! these instructions, each is its model in plain integer code (`sha_ext_model`).
 
 use core::arch::x86_64::*;
 
-/// One wrapper per instruction: `$name(args)` is `$intrinsic(args)`, or the same
-/// through `opaque` under the sanitizer.
+/// One wrapper per instruction: `$name(args)` is `$intrinsic(args)`, the same through
+/// `opaque` under the sanitizer, or the model's `$name(args)` under Miri.
 macro_rules! sha_instructions {
     ($(
         $(#[$doc:meta])*
@@ -26,7 +27,9 @@ macro_rules! sha_instructions {
             return gcm_core::ct::msan::opaque(($($arg),+), |($($arg),+)| {
                 $intrinsic $(::<$imm>)? ($($arg),+)
             });
-            #[cfg(not(ct_msan))]
+            #[cfg(miri)]
+            return super::sha_ext_model::$name $(::<$imm>)? ($($arg),+);
+            #[cfg(not(any(ct_msan, miri)))]
             $intrinsic $(::<$imm>)? ($($arg),+)
         }
     )*};

@@ -443,7 +443,15 @@ mod tests {
         let plain = HmacKey::<H>::new(&mac_key, rustcrypto.0, rustcrypto.1, false);
         let ad = [0, 0, 0, 0, 0, 0, 0, 3, 0x17, 3, 3];
         let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + (i >> 8)) as u8).collect();
-        let lens = (0..=700).chain([1350, 4095, 4096, 8192, 16383, 16384, 16385, 19_999]);
+        let lens: Vec<usize> = if cfg!(miri) {
+            // Miri checks the memory accesses: an empty record, one that ends inside the
+            // first hash block, and several blocks with a partial last one.
+            vec![0, 21, 300]
+        } else {
+            (0..=700)
+                .chain([1350, 4095, 4096, 8192, 16383, 16384, 16385, 19_999])
+                .collect()
+        };
         let mut runs = 0;
         let engines = HashEngine::ALL
             .into_iter()
@@ -453,7 +461,7 @@ mod tests {
             let stitched = HmacKey::<H>::new(&mac_key, engine, tuning, true);
             for backend in Backend::available().filter(|&b| b != Backend::Portable) {
                 let cipher = C::new_on(enc_key, backend).unwrap();
-                for len in lens.clone() {
+                for &len in &lens {
                     let mut records = vec![];
                     for mac in [&plain, &stitched] {
                         let mut iv = C::block_from(&[0x11u8; 16][..C::BLOCK_LEN]);
