@@ -195,8 +195,12 @@ PY
     echo "\`openssl-stitched\` is OpenSSL's own stitched \`EVP_aes_*_cbc_hmac_sha1/sha256\` cipher in TLS mode"
     echo "(the 13-byte TLS AAD ctrl, then one \`EVP_Cipher\` over the explicit IV block and the record; no"
     echo "SHA-384 variant exists). Ours is tls-cbc-aead, whose open is constant-time (Lucky 13"
-    echo "countermeasures), on the engines it picks (printed by the run); \`ours-<hash engine>-<seal>\` forces"
-    echo "another hash engine or seal path on the same AES back end (\`new_with_engines\`)."
+    echo "countermeasures), on the engines it picks (below, as the run printed them); \`ours-<hash engine>-<seal>\`"
+    echo "forces another hash engine or seal path on the same AES back end (\`new_with_engines\`)."
+    echo
+    echo '```'
+    grep ': ours on ' "$tmp/tls.log" || echo "(the run printed no engines)"
+    echo '```'
     cat "$tmp/tls.md"
     echo
     cat "$tmp/mca.md"

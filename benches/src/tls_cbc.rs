@@ -230,6 +230,8 @@ mod ours {
         fn best() -> Engines;
         fn all() -> Vec<Engines>;
         fn with(key: &[u8], e: Engines) -> Self;
+        /// What `KeyInit` picks, with the form of the SHA-512 rounds where it has one.
+        fn picked() -> String;
     }
 
     macro_rules! suite {
@@ -244,6 +246,13 @@ mod ours {
                 fn with(key: &[u8], e: Engines) -> Self {
                     <$t>::new_with_engines(key.try_into().expect("key length"), e)
                         .expect("available engines")
+                }
+                fn picked() -> String {
+                    let picked = <$t>::new(&Default::default()).ct_engines();
+                    match picked.rounds {
+                        "-" => picked.engines.to_string(),
+                        rounds => format!("{} ({rounds} SHA-512 rounds)", picked.engines),
+                    }
                 }
             }
         )*};
@@ -294,13 +303,13 @@ mod ours {
     }
 
     /// The engines `ours` runs on for `alg`, for the report.
-    pub fn engines(alg: CbcAlg) -> Engines {
+    pub fn engines(alg: CbcAlg) -> String {
         match alg {
-            CbcAlg::Aes128Sha1 => Aes128CbcSha1::best_engines(),
-            CbcAlg::Aes256Sha1 => Aes256CbcSha1::best_engines(),
-            CbcAlg::Aes128Sha256 => Aes128CbcSha256::best_engines(),
-            CbcAlg::Aes256Sha256 => Aes256CbcSha256::best_engines(),
-            CbcAlg::Aes256Sha384 => Aes256CbcSha384::best_engines(),
+            CbcAlg::Aes128Sha1 => Aes128CbcSha1::picked(),
+            CbcAlg::Aes256Sha1 => Aes256CbcSha1::picked(),
+            CbcAlg::Aes128Sha256 => Aes128CbcSha256::picked(),
+            CbcAlg::Aes256Sha256 => Aes256CbcSha256::picked(),
+            CbcAlg::Aes256Sha384 => Aes256CbcSha384::picked(),
         }
     }
 }
@@ -308,7 +317,7 @@ mod ours {
 /// The engines `ours` runs on for `alg` (`None` without the `tls-cbc` feature).
 pub fn our_engines(alg: CbcAlg) -> Option<String> {
     #[cfg(feature = "tls-cbc")]
-    return Some(ours::engines(alg).to_string());
+    return Some(ours::engines(alg));
     #[cfg(not(feature = "tls-cbc"))]
     {
         let _ = alg;
