@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# CI: gcm-core's unit tests under Miri, which checks every raw-pointer load and store of
-# the kernels (the `InOut` buffers, byte-masked tails, tails through stack buffers, the
-# block cipher's parallel path) for out-of-bounds access, use of uninitialised memory and
-# aliasing violations (Stacked Borrows).
+# CI: gcm-core's and tls-cbc-aead's unit tests under Miri, which checks every raw-pointer
+# load and store of the kernels (the `InOut` buffers, byte-masked tails, tails through
+# stack buffers, the block cipher's parallel path, the hash engines' block loads and
+# schedule buffers) for out-of-bounds access, use of uninitialised memory and aliasing
+# violations (Stacked Borrows).
 #
 #   .ci/miri.sh
 #
@@ -12,8 +13,9 @@
 # multiply, AVX-512 masked load/store and three-way-XOR intrinsics. Each test runs over
 # every available back end (about 8 minutes). The RustCrypto `aes` crate is built with
 # its software back end (`aes_backend="soft"`), because Miri does not implement
-# `AESKEYGENASSIST`, which its AES-NI key schedule uses. The heavy tests shrink their
-# loops under `cfg(miri)`.
+# `AESKEYGENASSIST`, which its AES-NI key schedule uses; the `sha1`/`sha2` crates, the
+# hash tests' references, with theirs, because Miri does not implement the SHA
+# extensions. The heavy tests shrink their loops under `cfg(miri)`.
 #
 # Needs the nightly toolchain; installs the miri component if it is missing. A machine
 # without nightly says so loudly and skips (exit 0), as .ci/fuzz.sh does.
@@ -32,8 +34,20 @@ fi
 
 # A target directory of its own: its RUSTFLAGS differ from the other builds'.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/miri-ci"
-soft_aes='--cfg aes_backend="soft"'
+# One set of flags for both crates, so that their dependencies build once.
+soft='--cfg aes_backend="soft" --cfg sha1_backend="soft" --cfg sha2_backend="soft"'
+features=+aes,+pclmulqdq,+ssse3,+sse4.1,+avx,+avx2,+vaes,+vpclmulqdq,+avx512f,+avx512bw,+avx512vl,+sha,+bmi1,+bmi2
+export RUSTFLAGS="-C target-feature=$features $soft"
 
-features=+aes,+pclmulqdq,+ssse3,+sse4.1,+avx,+avx2,+vaes,+vpclmulqdq,+avx512f,+avx512bw,+avx512vl
 echo "miri: gcm-core, every back end"
-RUSTFLAGS="-C target-feature=$features $soft_aes" cargo +nightly miri test -p gcm-core --lib
+cargo +nightly miri test -p gcm-core --lib
+
+# tls-cbc-aead's kernels: SHA-1 and SHA-256 on the SHA extensions (whose instructions Miri
+# does not implement, so under Miri they run as `x86_64::sha_ext_model`, checked against
+# the instructions by a native test), SHA-512 on AVX2 and on AVX-512VL in both round
+# forms, the stitched seals on every AES back end, and the streaming, secret-suffix and
+# HMAC code that drives them (about 5 minutes). The references, the `sha1`/`sha2`
+# crates, run their software back ends, as `aes` does. The tests without `unsafe` under
+# them (3DES, the padding model, the MAC rotation) are left to the normal run.
+echo "miri: tls-cbc-aead, every hash engine and stitched seal"
+cargo +nightly miri test -p tls-cbc-aead --lib -- x86_64:: digest:: hmac_key:: cbc::tests::aes
