@@ -10,14 +10,15 @@
 #   5. constant time under MemorySanitizer, natively: every gcm-core back end and TLS CBC
 #      engine this CPU has (VAES, AVX-512 and SHA-NI included), with its controls;
 #      skipped with a warning where there is no nightly toolchain;
-#   6. Miri: gcm-core's unit tests on all four back ends (raw pointers, aliasing);
-#      skipped with a warning where there is no nightly toolchain;
+#   6. Miri: gcm-core's unit tests on all four back ends, and tls-cbc-aead's hash
+#      engines and stitched seals (raw pointers, aliasing); skipped with a warning
+#      where there is no nightly toolchain;
 #   7. fuzzing: every cargo-fuzz target for FUZZ_SECONDS (default 30) seconds.
 #
 # Usage: .ci/hardening.sh            (FUZZ_SECONDS=0 skips step 7)
 # Needs what .ci/run has (valgrind, python3); installs qemu-user and cargo-fuzz if missing.
-# About 20 minutes on 2 cores from a warm `cargo test --workspace` build (Miri takes
-# about 8 of them, MemorySanitizer's two instrumented builds about 4).
+# About 25 minutes on 2 cores from a warm `cargo test --workspace` build (Miri takes
+# about 14 of them, MemorySanitizer's two instrumented builds about 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -46,7 +47,7 @@ bash .ci/ct-gcm.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
 step "constant time under MemorySanitizer (every back end and engine this CPU has)"
 bash .ci/ct-msan.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
 
-step "Miri (gcm-core)"
+step "Miri (gcm-core, tls-cbc-aead)"
 bash .ci/miri.sh 2>&1 | grep -vE '^\s+(Compiling|Finished)'
 
 if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
