@@ -9,8 +9,8 @@
 //! read the precomputed `W + K`. The rounds are scalar (these CPUs have no SHA-512
 //! instructions), written out with constant indices, in one of two forms picked per CPU
 //! when a key is made: the fewest operations (cores with four integer ALUs) or the
-//! shortest dependency chain (five; see `round!`). With BMI2 the rotations are `rorx`, which leave their input
-//! intact.
+//! shortest dependency chain (five; see `round!`). With BMI2 the rotations are `rorx`,
+//! which leave their input intact.
 //!
 //! The rounds call a hook before every 4 of them, so that seal can run its CBC
 //! encryption, a serial chain on the AES unit, in the gaps the scalar rounds leave
