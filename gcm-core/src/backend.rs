@@ -83,7 +83,7 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
     // 512-bit instructions issue as two halves, which a one-block message pays for.
     let amd = cpu.vendor == Vendor::Amd;
     crate::x86_64::Tuning {
-        fold_carry: amd,
+        save_multiplies: amd,
         short_in_128_bits: amd,
     }
 }
@@ -304,8 +304,8 @@ mod tests {
             tuning_for_cpu(cpu(Vendor::Amd)),
             tuning_for_cpu(cpu(Vendor::Intel)),
         );
-        assert!(amd.fold_carry && amd.short_in_128_bits);
-        assert!(!intel.fold_carry && !intel.short_in_128_bits);
+        assert!(amd.save_multiplies && amd.short_in_128_bits);
+        assert!(!intel.save_multiplies && !intel.short_in_128_bits);
         assert_eq!(tuning_for_cpu(cpu(Vendor::Other)), intel);
     }
 

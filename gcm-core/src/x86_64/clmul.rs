@@ -23,10 +23,11 @@
 //! + LO + HI`, at the price of a shuffle and two XORs. Which pays depends on the CPU: where
 //! the multiplier is pipelined one per cycle beside the AES units (Intel), the extra
 //! shuffles compete with the multiplies for the same port and schoolbook wins; where one
-//! 256-bit multiply issues every two cycles (AMD Zen 3 and 4), the multiplies are the
-//! bottleneck and Karatsuba wins (`vaes256_gcm`, with the factors `b0 + b1` precomputed in
-//! [`HXor`]). The sum of many such products is reduced once (the reduction is linear), which is what lets
-//! the kernels hash 8 or 16 blocks with one reduction: `X' = (X + B0)·H^n + B1·H^(n-1) + ...`.
+//! multiply issues every two cycles and takes issue slots the AES instructions need (AMD
+//! Zen 3 and 4), the multiplies are the bottleneck and Karatsuba wins (`vaes256_gcm`, and
+//! `vaes512_gcm` on AMD, with the factors `b0 + b1` precomputed in [`HXor`]). The sum of
+//! many such products is reduced once (the reduction is linear), which is what lets the
+//! kernels hash 8 or 16 blocks with one reduction: `X' = (X + B0)·H^n + B1·H^(n-1) + ...`.
 //!
 //! # Reduction
 //!

@@ -40,11 +40,12 @@ macro_rules! kernel_entry_points {
             }
         });
     };
-    // For a kernel whose `gcm` also takes the key's `tuning.fold_carry` as a const generic:
-    // the choice is made here, once per call, and the kernel is monomorphised for both.
+    // For a kernel whose `gcm` also takes the key's `tuning.save_multiplies` as a const
+    // generic: the choice is made here, once per call, and the kernel is monomorphised for
+    // both.
     ($token:ty, $features:literal, tuned) => {
         kernel_entry_points!(@ $token, $features, |key, t, j0, nonce96, aad, io| {
-            match (key.aes.rounds, key.tuning.fold_carry) {
+            match (key.aes.rounds, key.tuning.save_multiplies) {
                 (10, false) => gcm::<10, ENC, false>(key, t, j0, nonce96, aad, io),
                 (10, true) => gcm::<10, ENC, true>(key, t, j0, nonce96, aad, io),
                 (12, false) => gcm::<12, ENC, false>(key, t, j0, nonce96, aad, io),
@@ -184,10 +185,12 @@ pub(crate) struct HXor(pub(crate) [__m128i; HPowers::LEN]);
 /// once per key from the CPU's identity (see `backend::tuning_for_cpu`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Tuning {
-    /// The 512-bit kernel adds its running hash to the next iteration's first block
-    /// (summing its lanes) instead of multiplying all lanes by `H^16` (see
-    /// `vaes512_gcm::Carry`).
-    pub(crate) fold_carry: bool,
+    /// The 512-bit kernel spends as few multiplies as it can, because each one takes
+    /// issue slots the AES instructions need (AMD Zen 4): it adds its running hash to the
+    /// next iteration's first block (summing its lanes) instead of multiplying all lanes
+    /// by `H^16` (see `vaes512_gcm::Carry`), and multiplies in Karatsuba form, three
+    /// products per block instead of four (see `vaes512_gcm::stitched`).
+    pub(crate) save_multiplies: bool,
     /// The 512-bit kernel sends messages of a few blocks to the 128-bit kernel's short
     /// path (see `vaes512_gcm::SHORT_IN_128_BITS_MAX_BLOCKS`).
     pub(crate) short_in_128_bits: bool,
