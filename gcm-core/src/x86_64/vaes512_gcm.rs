@@ -723,7 +723,6 @@ unsafe fn bulk_with<const NR: usize, const ENC: bool, const HASH: bool, const SA
 ) -> __m128i {
     let rk = broadcast_keys::<NR>(&key.aes.rk);
     let powers = Powers::new(key);
-    // SAFETY: indices 0..16 of a 19-entry table.
     let base = _mm512_add_epi32(
         _mm512_broadcast_i32x4(ctr),
         _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
