@@ -138,13 +138,15 @@ impl RoundTuning {
     /// The tuning for `cpu`, from its vendor, family and model: the short chain on the
     /// Intel cores with five integer ALUs, the fewest operations everywhere else.
     ///
-    /// Measured: Zen 4 runs the fewest-operations form 4% faster, and Emerald Rapids
-    /// (Raptor Cove cores) the short-chain form 7% faster than rounds like the other
-    /// form. Not measured, from `llvm-mca-19` on the second block's loop (cycles a round,
-    /// short chain against fewest operations): `haswell` 7.75 / 6.72, `skylake`,
-    /// `icelake-server` and `tigerlake` 7.94 / 6.29, `znver2` 7.76 / 6.69, `znver3` 6.69 /
-    /// 6.07, but `alderlake` and `sapphirerapids` 7.13 / 8.81: the split follows the
-    /// number of integer ALUs, which is what the two forms trade against latency.
+    /// Measured: Zen 4 ran the fewest-operations form 4% faster than the short chain
+    /// when that took 25 operations, and against the 24 it takes now still seals 1.5-2.5%
+    /// faster (opens within 2.5% either way, see `sha512::round!`); Emerald Rapids (Raptor Cove cores) ran the 25-operation short chain 7% faster
+    /// than rounds like the other form. Not measured, from `llvm-mca-19` on the second
+    /// block's loop (cycles a round, 24-operation short chain against fewest operations):
+    /// `haswell` and `znver2` 7.50 / 6.44, `skylake`, `icelake-server` and `tigerlake`
+    /// 7.14 / 6.38, `znver3` 6.31 / 6.38 (a tie, as on Zen 4), but `alderlake` and
+    /// `sapphirerapids` 7.00 / 8.81: the split follows the number of integer ALUs, which
+    /// is what the two forms trade against latency.
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
         // Family 6 models with Golden Cove or later performance cores: Alder Lake (0x97,
         // 0x9a), Raptor Lake (0xb7, 0xba, 0xbf), Meteor Lake (0xaa, 0xac), Lunar Lake

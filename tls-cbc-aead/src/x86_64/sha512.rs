@@ -222,7 +222,7 @@ fn opaque(#[allow(unused_mut)] mut x: u64) -> u64 {
 /// dependent steps. Which is faster depends on the core (see `round!`);
 /// `engine::RoundTuning` picks one per CPU when a key is made.
 pub(crate) trait RoundForm {
-    /// `true` for 22 operations a round and five steps through `e`; `false` for 25
+    /// `true` for 22 operations a round and five steps through `e`; `false` for 24
     /// operations and four steps.
     const FEWEST_OPS: bool;
 }
@@ -253,22 +253,31 @@ impl RoundForm for ShortChain {
 /// and `a` feed the next; `h` and `d` were `e` and `a` three rounds ago, so sums of them
 /// and `W + K` are ready early.
 ///
-/// * `ShortChain`: the new `e` is `Σ1(e) + (Ch + (d + h + W + K))`: Σ1 (rotate, two XOR
-///   levels) and `Ch` (one AND level and an add) side by side, then two adds, four steps
-///   from `e`. `Maj(a, b, c) = (a & (b ^ c)) ^ (b & c)` is two steps from `a`, so the new
-///   `a`, `Σ0(a) + (Maj + T1)`, is four steps from `a` too; 25 operations. Measured on
-///   an Intel Xeon (Emerald Rapids) when it was written: 3.55 cycles/byte, from 3.8
-///   before the additions were grouped so (OpenSSL's assembly, whose rounds are close
-///   to the other form, also 3.8 there).
+/// * `ShortChain`: the new `e` is `((d + h + W + K) + Ch) + Σ1(e)`: Σ1 (rotate, two XOR
+///   levels) and `Ch` (two levels, `f ^ g` being ready early) side by side, then two
+///   adds, four steps from `e`. `T1`, which the new `a` needs, is the new `e` less the old
+///   `d`: one subtraction off the chain. `Maj(a, b, c) = (a & (b ^ c)) ^ (b & c)` is two
+///   steps from `a`, so the new `a`, `Σ0(a) + (Maj + T1)`, is four steps from `a` too;
+///   24 operations. Measured on an Intel Xeon (Emerald Rapids) when it was written, with
+///   `T1` summed apart (25 operations): 3.55 cycles/byte, from 3.8 before the additions
+///   were grouped so (OpenSSL's assembly, whose rounds are close to the other form, also
+///   3.8 there). `T1` by subtraction is not measured on an Intel core: on the second
+///   block's loop `llvm-mca-19` predicts 7.00 cycles a round for `sapphirerapids` and
+///   `alderlake`, against 7.19 with the 25 operations. On an AMD EPYC Zen 4, with this
+///   form forced, against the 25 operations: compress 4-8% and the stitched
+///   AES-256-CBC-SHA384 seal's MAC 6-8% faster, 256 B to 16 KiB (fastest tenth of 1500
+///   alternations, three runs).
 /// * `FewestOps`: 22 operations: the two Σ (three `rorx` and two XOR each), `Ch` and
 ///   `Maj` (three each, `Maj = ((a ^ b) & (b ^ c)) ^ b` from a carried `b ^ c`), and six
 ///   adds, `T1 = h + W + K + Ch + Σ1(e)` shared by `e = d + T1` and `a = T1 + Maj +
 ///   Σ0(a)`; five steps through `e`. On four integer ALUs 22 operations are 5.5 cycles,
 ///   more than the chain, so the count is what to cut. Measured on an AMD EPYC Zen 4:
-///   6.99 cycles a round against `ShortChain`'s 7.28 (842 against 808 MB/s, with the
-///   schedule's vector work). `llvm-mca-19` on the second block's loop agrees for
-///   `znver3`/`znver4` (6.07 against 6.69 cycles a round) and predicts the opposite for
-///   `sapphirerapids` (8.81 against 7.13).
+///   6.99 cycles a round against 7.28 for the 25-operation `ShortChain` (842 against
+///   808 MB/s, with the schedule's vector work); against the 24-operation one, compress
+///   within 1%, the stitched seal's MAC 1.5-2.5% faster, open's MAC 1.5-2% faster at
+///   256-1350 B and 2.5% slower at 16 KiB. `llvm-mca-19` on the second block's loop
+///   predicts a tie for `znver3`/`znver4` (6.38 against 6.31 cycles a round) and the
+///   opposite for `sapphirerapids` (8.81 against 7.00).
 macro_rules! round {
     ($F:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:ident, $wk:expr) => {
         if $F::FEWEST_OPS {
@@ -281,13 +290,13 @@ macro_rules! round {
             $x.0 = ab;
             $h = opaque(t1.wrapping_add(maj)).wrapping_add(big_sigma0($a));
         } else {
-            let hk = $h.wrapping_add($wk);
+            let hk = opaque($h.wrapping_add($wk));
             let dhk = opaque($d.wrapping_add(hk));
-            // `Ch` is a sum of disjoint bit sets, so an add joins its halves.
-            let ch = ($e & $f).wrapping_add(!$e & $g);
-            let s1 = big_sigma1($e);
-            $d = s1.wrapping_add(opaque(ch.wrapping_add(dhk)));
-            let t1 = s1.wrapping_add(opaque(ch.wrapping_add(hk)));
+            let ch = (($f ^ $g) & $e) ^ $g;
+            let e = opaque(dhk.wrapping_add(ch)).wrapping_add(big_sigma1($e));
+            // `T1`, off the chain through `e`: the new `e` less the old `d`.
+            let t1 = e.wrapping_sub($d);
+            $d = e;
             let maj = ($a & $x.0) ^ $x.1;
             $x = ($a ^ $b, $a & $b);
             $h = big_sigma0($a).wrapping_add(opaque(maj.wrapping_add(t1)));
