@@ -21,8 +21,8 @@
 use super::clmul::{self, Wide, bswap};
 use super::counters::DeltaCursor;
 use super::{
-    AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, lengths_block, load16, read_tail,
-    store16, write_tail,
+    AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, lengths_block, load_j0, load16,
+    read_tail, store16, write_tail,
 };
 use core::arch::x86_64::*;
 
@@ -45,7 +45,7 @@ pub(super) unsafe fn gcm<const NR: usize, const ENC: bool>(
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    let j0 = load16(j0);
+    let j0 = load_j0(j0);
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
     if na <= SHORT_AAD_BLOCKS && nc <= SHORT_MSG_BLOCKS {
         // SAFETY: forwarded contract; the sizes are checked above.

@@ -299,6 +299,18 @@ pub(crate) fn load16(b: &[u8; 16]) -> __m128i {
     unsafe { core::arch::x86_64::_mm_loadu_si128(b.as_ptr().cast()) }
 }
 
+/// Loads the pre-counter block `J0` as two 64-bit halves. `GcmKey` has just written it
+/// with two 8-byte stores (for a 96-bit nonce), and a 16-byte load that spans two stores
+/// cannot take its data from them in the store buffer: it waits until they reach the
+/// cache. Each 8-byte load here is forwarded from one store.
+#[inline]
+#[target_feature(enable = "sse2")]
+pub(crate) fn load_j0(b: &[u8; 16]) -> __m128i {
+    let (lo, hi) = b.split_at(8);
+    let half = |h: &[u8]| i64::from_le_bytes(h.try_into().unwrap_or_default());
+    core::arch::x86_64::_mm_set_epi64x(half(hi), half(lo))
+}
+
 /// Stores 16 bytes.
 #[inline(always)]
 pub(crate) fn store16(b: &mut [u8; 16], v: __m128i) {

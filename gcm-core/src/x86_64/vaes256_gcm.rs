@@ -33,7 +33,7 @@
 use super::clmul::{bswap, bswap_mask};
 use super::counters::DeltaCursor;
 use super::{
-    HPowers, HwKey, InOut, Vaes256Token, aes_ni, aesni_gcm, finish_tag, load16, read_tail,
+    HPowers, HwKey, InOut, Vaes256Token, aes_ni, aesni_gcm, finish_tag, load_j0, load16, read_tail,
     write_tail,
 };
 use core::arch::x86_64::*;
@@ -90,7 +90,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
         // SAFETY: forwarded contract; the VAES features include the AES-NI ones.
         return unsafe { aesni_gcm::gcm::<NR, ENC>(key, t.aesni(), j0, nonce96, aad, io) };
     }
-    let j0 = load16(j0);
+    let j0 = load_j0(j0);
     let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
     let x = ghash(&key.h, t, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));

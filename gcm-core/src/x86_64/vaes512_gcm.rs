@@ -38,8 +38,8 @@
 use super::clmul::{bswap, bswap_mask};
 use super::counters::Counters;
 use super::{
-    HPowers, HwKey, InOut, Vaes512Token, aes_ni, aesni_gcm, finish_tag, lengths_block, load16,
-    store16,
+    HPowers, HwKey, InOut, Vaes512Token, aes_ni, aesni_gcm, finish_tag, lengths_block, load_j0,
+    load16, store16,
 };
 use core::arch::x86_64::*;
 
@@ -116,7 +116,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    let j0 = load16(j0);
+    let j0 = load_j0(j0);
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
     if key.tuning.short_in_128_bits
         && na <= aesni_gcm::SHORT_AAD_BLOCKS
