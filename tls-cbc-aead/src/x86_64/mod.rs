@@ -1,9 +1,10 @@
-//! The x86_64 hash engines and the stitched seal, one file per engine.
+//! The x86_64 hash engines, the stitched seal and open's MAC extraction, one file each.
 //!
 //! * `sha1_ni`, `sha256_ni`: SHA-1 and SHA-256 on the SHA extensions;
 //! * `sha512`: SHA-512 on 256-bit vectors, shared by `sha512_avx2` (AVX2 + BMI2) and
 //!   `sha512_avx512` (AVX-512VL), which differ in the message schedule's σ functions;
 //! * `stitch`: seal's inner hash on any of these with the AES-CBC chain run in its gaps;
+//! * `copy_mac`: open's constant-time MAC extraction, with its ring in SSE2 registers;
 //! * `sha_ext`: the SHA extensions' instructions, as the SHA-NI engines call them (through
 //!   a shadow-propagating wrapper in the MemorySanitizer build, and through
 //!   `sha_ext_model`, the instructions in plain integer code, under Miri).
@@ -13,6 +14,7 @@
 //! All of it is `std::arch` intrinsics in `#[target_feature]` functions, with no branch
 //! or memory index that depends on the data.
 
+pub(crate) mod copy_mac;
 pub(crate) mod sha1_ni;
 pub(crate) mod sha256_ni;
 pub(crate) mod sha512;
