@@ -40,7 +40,7 @@ kernel_entry_points!(AesNiToken, "aes,pclmulqdq,ssse3,sse4.1");
 pub(super) unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
     _t: AesNiToken,
-    j0: &[u8; 16],
+    j0: u128,
     nonce96: bool,
     aad: &[u8],
     io: InOut,

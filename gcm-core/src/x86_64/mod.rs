@@ -66,7 +66,7 @@ macro_rules! kernel_entry_points {
         pub(crate) unsafe fn seal_or_open<const ENC: bool>(
             $key: &HwKey,
             $t: $token,
-            $j0: &[u8; 16],
+            $j0: u128,
             $nonce96: bool,
             $aad: &[u8],
             $io: InOut,
@@ -299,16 +299,19 @@ pub(crate) fn load16(b: &[u8; 16]) -> __m128i {
     unsafe { core::arch::x86_64::_mm_loadu_si128(b.as_ptr().cast()) }
 }
 
-/// Loads the pre-counter block `J0` as two 64-bit halves. `GcmKey` has just written it
-/// with two 8-byte stores (for a 96-bit nonce), and a 16-byte load that spans two stores
-/// cannot take its data from them in the store buffer: it waits until they reach the
-/// cache. Each 8-byte load here is forwarded from one store.
+/// The pre-counter block `J0`, which `GcmKey` passes as the little-endian `u128` of its
+/// bytes, as a vector.
+///
+/// `J0` crosses from `GcmKey` to the kernels as a `u128`, which the Rust ABI carries in
+/// two general registers, rather than as a 16-byte array, which it passes through memory.
+/// Through memory, `J0` was built with two 8-byte stores and loaded with one 16-byte load
+/// (the compiler merges two 8-byte loads of adjacent halves), and a load that spans two
+/// stores cannot take its data from the store buffer: it waits until they reach the
+/// cache, on every call.
 #[inline]
 #[target_feature(enable = "sse2")]
-pub(crate) fn load_j0(b: &[u8; 16]) -> __m128i {
-    let (lo, hi) = b.split_at(8);
-    let half = |h: &[u8]| i64::from_le_bytes(h.try_into().unwrap_or_default());
-    core::arch::x86_64::_mm_set_epi64x(half(hi), half(lo))
+pub(crate) fn load_j0(j0: u128) -> __m128i {
+    core::arch::x86_64::_mm_set_epi64x((j0 >> 64) as i64, j0 as i64)
 }
 
 /// Stores 16 bytes.

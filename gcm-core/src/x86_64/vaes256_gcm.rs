@@ -78,7 +78,7 @@ fn hash_bytes(h: &HPowers, mut x: __m128i, data: &[u8]) -> __m128i {
 unsafe fn gcm<const NR: usize, const ENC: bool>(
     key: &HwKey,
     t: Vaes256Token,
-    j0: &[u8; 16],
+    j0: u128,
     nonce96: bool,
     aad: &[u8],
     io: InOut,

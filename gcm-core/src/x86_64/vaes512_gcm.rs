@@ -111,7 +111,7 @@ fn ghash_with<const KARA: bool>(
 unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
     key: &HwKey,
     t: Vaes512Token,
-    j0: &[u8; 16],
+    j0: u128,
     nonce96: bool,
     aad: &[u8],
     io: InOut,
@@ -1018,12 +1018,12 @@ mod tests {
     ) -> [u8; 16] {
         let mut hk = hk.clone();
         hk.tuning = tuning;
-        let j0 = [7u8; 16];
+        let j0 = u128::from_le_bytes([7u8; 16]);
         let p = buf.as_mut_ptr();
         // SAFETY: in place on the whole of `buf`, one pointer for both sides.
         unsafe {
             let io = InOut::new(p.cast_const(), p, buf.len());
-            seal_or_open::<ENC>(&hk, t, &j0, true, aad, io)
+            seal_or_open::<ENC>(&hk, t, j0, true, aad, io)
         }
     }
 
