@@ -214,7 +214,7 @@ impl GcmKey {
         };
         // The accept bit is the one secret-derived value that becomes public here; the
         // `ct` annotation tells valgrind so under `ct-check` and is a no-op otherwise.
-        let accept = crate::ct::declassify(expected[..tag.len()].ct_eq(tag).unwrap_u8());
+        let accept = crate::ct::declassify(tags_equal(&expected[..tag.len()], tag));
         if accept == 1 {
             return Ok(());
         }
@@ -374,6 +374,21 @@ fn raw(buf: InOutBuf<'_, '_, u8>) -> InOut {
     // exclusive one for reads and writes) for as long as the borrow that produced it,
     // which outlives the kernel call.
     unsafe { InOut::new(src, dst, len) }
+}
+
+/// 1 if the two tags (of equal length) are equal, else 0, in constant time.
+///
+/// The byte differences are ORed together in a plain loop and only the result goes
+/// through `subtle`: its comparison of slices passes every byte through its optimisation
+/// barrier, a call each, which took a fifth of a 16-byte open.
+#[inline]
+fn tags_equal(expected: &[u8], received: &[u8]) -> u8 {
+    debug_assert_eq!(expected.len(), received.len());
+    let diff = expected
+        .iter()
+        .zip(received)
+        .fold(0u8, |acc, (e, r)| acc | (e ^ r));
+    diff.ct_eq(&0).unwrap_u8()
 }
 
 fn check_lengths(nonce: &[u8], aad_len: usize, msg_len: usize) -> Result<(), Error> {
