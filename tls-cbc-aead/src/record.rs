@@ -26,6 +26,10 @@ pub const MAX_PLAINTEXT_LEN: usize = u16::MAX as usize;
 /// Largest CBC block among the suites (AES).
 const MAX_CIPHER_BLOCK: usize = 16;
 
+/// What seal appends before it writes the MAC and padding there: enough for the longest.
+static TRAILER_ROOM: [u8; MAX_OUTPUT_LEN + MAX_CIPHER_BLOCK] =
+    [0; MAX_OUTPUT_LEN + MAX_CIPHER_BLOCK];
+
 /// Seals the plaintext in `buffer` into a record, chaining from `iv`.
 pub(crate) fn seal<C: CbcCipher, H: HashAlg>(
     cipher: &C,
@@ -43,17 +47,17 @@ pub(crate) fn seal<C: CbcCipher, H: HashAlg>(
     let pad_len = C::BLOCK_LEN - (len + mac_len) % C::BLOCK_LEN;
 
     // Room first: the stitched path encrypts the plaintext while it computes the MAC, so
-    // a buffer that cannot grow must be found out before anything is overwritten.
-    let mut trailer = [0u8; MAX_OUTPUT_LEN + MAX_CIPHER_BLOCK];
-    let trailer = &mut trailer[..mac_len + pad_len];
-    if let Err(e) = buffer.extend_from_slice(trailer) {
+    // a buffer that cannot grow must be found out before anything is overwritten. The MAC
+    // and the padding are then written straight into the room made (no trailer on the
+    // stack to fill and copy).
+    if let Err(e) = buffer.extend_from_slice(&TRAILER_ROOM[..mac_len + pad_len]) {
         buffer.truncate(len);
         return Err(e);
     }
     let (data, tail) = buffer.as_mut().split_at_mut(len);
-    let encrypted = mac_record_and_encrypt(cipher, mac, iv, ad, data, &mut trailer[..mac_len]);
-    trailer[mac_len..].fill((pad_len - 1) as u8);
-    tail.copy_from_slice(trailer);
+    let (mac_out, padding) = tail.split_at_mut(mac_len);
+    let encrypted = mac_record_and_encrypt(cipher, mac, iv, ad, data, mac_out);
+    padding.fill((pad_len - 1) as u8);
     cipher.cbc_encrypt(iv, &mut buffer.as_mut()[encrypted..]);
     Ok(())
 }
