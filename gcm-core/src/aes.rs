@@ -326,8 +326,9 @@ mod tests {
                     assert_eq!(ours.backend(), backend);
                     let theirs = <$theirs as KeyInit>::new(&key);
                     // Block counts that cover single blocks, every parallel width and tails
-                    // (under Miri, which is slow, one of each kind).
-                    let few = |n: &usize| matches!(n, 0 | 1 | 7 | 8 | 9 | 16 | 17 | 33);
+                    // (under Miri, which is slow, one of each kind: CBC decryption's tails
+                    // run in 1, 2, 4 or 8 lanes).
+                    let few = |n: &usize| matches!(n, 0 | 1 | 2 | 3 | 7 | 8 | 9 | 16 | 17 | 33);
                     for n in (0..80usize).filter(|n| !cfg!(miri) || few(n)) {
                         let mut blocks: [[u8; 16]; 80] = [[0; 16]; 80];
                         for b in blocks.iter_mut().take(n) {

@@ -314,25 +314,49 @@ pub(crate) fn cbc_decrypt_ni(
     blocks: &mut [[u8; 16]],
 ) {
     let mut prev = load16(iv);
-    for chunk in blocks.chunks_mut(8) {
-        let c: [__m128i; 8] =
-            core::array::from_fn(|i| chunk.get(i).map_or(_mm_setzero_si128(), load16));
-        let mut s = c.map(|b| _mm_xor_si128(b, dk.rk[0]));
-        for r in 1..dk.rounds {
-            for b in s.iter_mut() {
-                *b = _mm_aesdec_si128(*b, dk.rk[r]);
-            }
-        }
-        for (i, b) in chunk.iter_mut().enumerate() {
-            let p = _mm_aesdeclast_si128(
-                s[i],
-                _mm_xor_si128(dk.rk[dk.rounds], if i == 0 { prev } else { c[i - 1] }),
-            );
-            store16(b, p);
-        }
-        prev = c[chunk.len() - 1];
+    let mut chunks = blocks.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        prev = cbc_decrypt_lanes::<8>(dk, prev, chunk);
     }
+    // The last few blocks in as few lanes as hold them, rather than eight with the unused
+    // ones decrypting zeros: a short record (a TLS alert, a small request) is all tail.
+    let rest = chunks.into_remainder();
+    prev = match rest.len() {
+        0 => prev,
+        1 => cbc_decrypt_lanes::<1>(dk, prev, rest),
+        2 => cbc_decrypt_lanes::<2>(dk, prev, rest),
+        3 | 4 => cbc_decrypt_lanes::<4>(dk, prev, rest),
+        _ => cbc_decrypt_lanes::<8>(dk, prev, rest),
+    };
     store16(iv, prev);
+}
+
+/// Decrypts `chunk` (at most `N` blocks) in `N` parallel lanes, chaining from `prev`;
+/// returns the last ciphertext block, the next chaining value.
+#[inline]
+#[target_feature(enable = "aes,sse2")]
+fn cbc_decrypt_lanes<const N: usize>(
+    dk: &RoundKeys,
+    prev: __m128i,
+    chunk: &mut [[u8; 16]],
+) -> __m128i {
+    debug_assert!(!chunk.is_empty() && chunk.len() <= N);
+    let c: [__m128i; N] =
+        core::array::from_fn(|i| chunk.get(i).map_or(_mm_setzero_si128(), load16));
+    let mut s = c.map(|b| _mm_xor_si128(b, dk.rk[0]));
+    for r in 1..dk.rounds {
+        for b in s.iter_mut() {
+            *b = _mm_aesdec_si128(*b, dk.rk[r]);
+        }
+    }
+    for (i, b) in chunk.iter_mut().enumerate() {
+        let p = _mm_aesdeclast_si128(
+            s[i],
+            _mm_xor_si128(dk.rk[dk.rounds], if i == 0 { prev } else { c[i - 1] }),
+        );
+        store16(b, p);
+    }
+    c[chunk.len() - 1]
 }
 
 /// CBC decryption in place, 16 blocks (4 × 512-bit) at a time with VAES.
@@ -344,6 +368,11 @@ pub(crate) fn cbc_decrypt_vaes512(
     blocks: &mut [[u8; 16]],
 ) {
     const N: usize = 16;
+    if blocks.len() < N {
+        // No whole vector of blocks: skip the round-key broadcasts.
+        cbc_decrypt_ni(dk, t.aesni(), iv, blocks);
+        return;
+    }
     let rk: [__m512i; 15] =
         core::array::from_fn(|r| _mm512_broadcast_i32x4(dk.rk[r.min(dk.rounds)]));
     let mut prev = load16(iv);
