@@ -491,7 +491,7 @@ impl<H: HashAlg> Stream<H> {
     // Inlined into open, so that it is built with open's target features.
     #[inline(always)]
     pub(crate) fn finish_with_secret_suffix(
-        mut self,
+        &mut self,
         suffix: &[u8],
         secret_len: usize,
         out: &mut [u8],
@@ -513,16 +513,25 @@ impl<H: HashAlg> Stream<H> {
 
         let mut work = [0u8; SECRET_SUFFIX_BUF];
         work[..buffered].copy_from_slice(&self.partial[..buffered]);
-        work[buffered..buffered + max_len].copy_from_slice(suffix);
         // Keep the suffix bytes below the secret length, put 0x80 at it, zero the rest.
         // Positions and lengths are below 2^15, so the masks are sign bits of i16
         // differences: lane arithmetic that vectorises, with no compare to branch on.
+        // The suffix is masked on its way in from the record, not copied first and masked
+        // in place: the vector loads would then span the copy's stores, which cannot be
+        // forwarded, and wait for them to reach the cache.
         let secret = secret_len as i16;
-        for (k, b) in work[buffered..end].iter_mut().enumerate() {
+        let masked = |k: usize, b: u8| {
             let d = (k as i16).wrapping_sub(secret);
             let keep = (d >> 15) as u8;
             let at_end = (!(d >> 15) & (d.wrapping_sub(1) >> 15)) as u8;
-            *b = (*b & keep) | (0x80 & at_end);
+            (b & keep) | (0x80 & at_end)
+        };
+        let (from_suffix, past_suffix) = work[buffered..end].split_at_mut(max_len);
+        for (k, (w, &b)) in from_suffix.iter_mut().zip(suffix).enumerate() {
+            *w = masked(k, b);
+        }
+        for (k, w) in past_suffix.iter_mut().enumerate() {
+            *w = masked(max_len + k, 0);
         }
         // Those positions are all past the secret length, hence zero: OR the count in.
         for (i, blk) in work[..end].chunks_exact_mut(block).enumerate() {
