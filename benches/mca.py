@@ -617,8 +617,9 @@ def main():
     p(f"- llvm-mca: `{args.mca}` ({meta.get('llvm_version', '?')}); CPU models: "
       + ", ".join(f"`{c}`" for c in cpus) + (f" (not in this LLVM: {meta['missing_cpus']})" if meta.get("missing_cpus") else ""))
     p(f"- ours: gcm-core at {meta.get('commit', '?')}, {meta.get('rustc', '?')}, release profile, "
-      "`cargo rustc -p gcm-core --release --lib -- --emit asm=<file> -C symbol-mangling-version=v0` "
-      "(v0 names tell `seal_or_open::<true>` from `::<false>`; the benchmarks link the same "
+      "`cargo rustc -p gcm-core --release --example seal_open -- --emit asm=<file> -C symbol-mangling-version=v0` "
+      "(the kernels are instantiated in the crate that calls `GcmKey`; "
+      "v0 names tell `seal_or_open::<true>` from `::<false>`; the benchmarks link the same "
       "code through thin LTO, which may schedule it slightly differently)")
     p(f"- ring: {meta.get('ring', '?')}, `pregenerated/aes-gcm-avx2-x86_64-elf.S` assembled with "
       "`gcc -c -Wa,-L` (its `.byte`-encoded VAES/VPCLMULQDQ decoded by `objdump -d --no-show-raw-insn`, AT&T)")

@@ -37,8 +37,12 @@ find_mca() {
 }
 
 mca=${MCA:-$(find_mca)}
-if [ -z "$mca" ]; then
-    apt_install llvm
+# LLVM before 16 has no znver4 model; the tables in RESULTS.md come from LLVM 19, which
+# Debian 12 packages beside its default LLVM 14. Without MCA set, an older (or no) llvm-mca
+# gets llvm-19 installed, or the distribution's llvm where that package does not exist.
+mca_major() { "$1" --version 2>/dev/null | grep -o 'LLVM version [0-9]*' | awk '{print $3}'; }
+if [ -z "${MCA:-}" ] && { [ -z "$mca" ] || [ "$(mca_major "$mca")" -lt 19 ]; }; then
+    apt_install llvm-19 || { [ -n "$mca" ] || apt_install llvm; }
     mca=$(find_mca)
 fi
 [ -n "$mca" ] || { echo "mca.sh: no llvm-mca found or installed" >&2; exit 1; }
@@ -75,9 +79,12 @@ work=$(mktemp -d "$out/work.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 # Ours: a fresh assembly listing every run (the emit path is new each time, so cargo
-# recompiles rather than reusing a listing from older sources).
-echo "mca.sh: emitting gcm-core's assembly" >&2
-cargo rustc -q -p gcm-core --release --lib -- --emit "asm=$work/gcm_core.s" -C symbol-mangling-version=v0 >&2
+# recompiles rather than reusing a listing from older sources). Of gcm-core's `seal_open`
+# example, not of the library: `GcmKey`'s entry points are `#[inline]`, so the kernels
+# (generic over seal or open) are instantiated in the crate that calls them, and the
+# library's own listing has none.
+echo "mca.sh: emitting the assembly of gcm-core's seal_open example" >&2
+cargo rustc -q -p gcm-core --release --example seal_open -- --emit "asm=$work/gcm_core.s" -C symbol-mangling-version=v0 -C lto=off >&2
 cp "$work/gcm_core.s" "$out/gcm_core.s"
 
 # ring: assemble (its VAES/VPCLMULQDQ are .byte sequences) and disassemble, keeping the
