@@ -18,6 +18,7 @@
 //! constant-time argument is unchanged.
 
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
 use super::Hook;
 
@@ -108,10 +109,19 @@ static K: [u64; 80] = [
 
 /// `W + K` for two blocks, two words of block A then the same two of block B, so one
 /// 256-bit store writes a schedule step of both.
+///
+/// Made uninitialised: [`compress_pair`] writes every step before the rounds that read it.
+/// Zeroing its 1280 bytes cost a `memset` call in each compression, several per record.
 #[repr(C, align(32))]
-pub(crate) struct Wk([[u64; 4]; 40]);
+pub(crate) struct Wk([MaybeUninit<[u64; 4]>; 40]);
 
 impl Wk {
+    /// A buffer with no step written yet.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        Wk([MaybeUninit::uninit(); 40])
+    }
+
     /// Stores `W[t], W[t + 1]` (+ K) of both blocks; `t` is even.
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -123,9 +133,16 @@ impl Wk {
 
     /// The 16 steps of rounds `16 * group ..`, as one array so that the rounds index it
     /// with constants.
+    ///
+    /// # Safety
+    /// Steps `8 * group .. 8 * group + 8` must have been written by [`Self::put`].
     #[inline(always)]
-    fn group(&self, group: usize) -> &[[u64; 4]; 8] {
-        self.0[8 * group..8 * group + 8].try_into().unwrap()
+    unsafe fn group(&self, group: usize) -> &[[u64; 4]; 8] {
+        let steps: &[MaybeUninit<[u64; 4]>; 8] =
+            self.0[8 * group..8 * group + 8].try_into().unwrap();
+        // SAFETY: the caller guarantees that these steps are initialised, and
+        // `MaybeUninit<T>` has the layout of `T`.
+        unsafe { &*steps.as_ptr().cast::<[[u64; 4]; 8]>() }
     }
 }
 
@@ -394,23 +411,21 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
             )*};
         }
         step!(0 1 2 3 4 5 6 7);
-        rounds16::<0, F, H>(&mut v, wk.group(group), hook);
+        // SAFETY: steps 0..8 were written before this loop, and those of each later
+        // group in the iteration before.
+        rounds16::<0, F, H>(&mut v, unsafe { wk.group(group) }, hook);
     }
-    rounds16::<0, F, H>(&mut v, wk.group(4), hook);
+    // SAFETY: written in the last iteration.
+    rounds16::<0, F, H>(&mut v, unsafe { wk.group(4) }, hook);
     feed_forward(state, &v);
     if both {
         let mut v = *state;
         for group in 0..5 {
-            rounds16::<2, F, H>(&mut v, wk.group(group), hook);
+            // SAFETY: all 40 steps are written by now.
+            rounds16::<2, F, H>(&mut v, unsafe { wk.group(group) }, hook);
         }
         feed_forward(state, &v);
     }
-}
-
-/// The schedule buffer, made once per call (its contents never carry over).
-#[inline]
-pub(crate) fn wk_buffer() -> Wk {
-    Wk([[0; 4]; 40])
 }
 
 /// Compresses `blocks` into `state`: `compress_pair` without a hook, two blocks at a
@@ -420,7 +435,7 @@ pub(crate) fn wk_buffer() -> Wk {
 /// The CPU must have `S`'s features.
 #[inline(always)]
 pub(crate) unsafe fn compress<S: Sigmas, F: RoundForm>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
-    let mut wk = wk_buffer();
+    let mut wk = Wk::new();
     let mut pairs = blocks.chunks_exact(2);
     for p in &mut pairs {
         // SAFETY: the caller guarantees `S`'s features.

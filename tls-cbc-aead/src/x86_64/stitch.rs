@@ -176,7 +176,7 @@ impl<S: sha512::Sigmas, F: sha512::RoundForm> StitchedHash for Sha512With<S, F> 
 
     #[inline(always)]
     unsafe fn start(state: &[u64; 8]) -> Self::Regs {
-        (*state, sha512::wk_buffer())
+        (*state, sha512::Wk::new())
     }
     #[inline(always)]
     unsafe fn load(a: &[u8], b: &[u8]) -> [__m256i; 8] {
