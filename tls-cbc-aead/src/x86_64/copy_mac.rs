@@ -116,13 +116,20 @@ fn copy_mac_ring<const N: usize>(out: &mut [u8], record: &[u8], mac_end: usize) 
         registers *= 2;
     }
 
-    let mut bytes = [0u8; 64];
-    for (r, chunk) in ring.iter().zip(bytes.chunks_exact_mut(16)) {
-        let chunk: &mut [u8; 16] = chunk.try_into().expect("16-byte chunks");
-        // SAFETY: `chunk` is 16 writable bytes; unaligned store.
-        unsafe { _mm_storeu_si128(chunk.as_mut_ptr().cast(), *r) };
+    // Straight from the registers into `out`. Staged through one 64-byte buffer, the MAC
+    // left by a `memcpy` call wherever this function serves several suites (the length
+    // then not a constant), whose wide loads can straddle two of the 16-byte stores and
+    // so cannot be forwarded. Only a partial last piece (SHA-1's last 4 bytes) goes
+    // through a buffer of its own, read within its one store.
+    for (r, piece) in ring.iter().zip(out.chunks_mut(16)) {
+        if let Ok(piece) = <&mut [u8; 16]>::try_from(&mut *piece) {
+            store16(piece, *r);
+        } else {
+            let mut whole = [0u8; 16];
+            store16(&mut whole, *r);
+            piece.copy_from_slice(&whole[..piece.len()]);
+        }
     }
-    out.copy_from_slice(&bytes[..mac_len]);
 }
 
 /// The byte mask of the next vector, from its lanes' positions relative to the MAC start
@@ -152,6 +159,14 @@ fn load16(bytes: &[u8]) -> __m128i {
     let bytes: &[u8; 16] = bytes[..16].try_into().expect("16 bytes");
     // SAFETY: `bytes` is 16 readable bytes; unaligned load.
     unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
+}
+
+/// Stores `v` into `dst`.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn store16(dst: &mut [u8; 16], v: __m128i) {
+    // SAFETY: `dst` is 16 writable bytes; unaligned store.
+    unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) };
 }
 
 /// All ones in every byte when bit `bit` of `rotation` is set, else zero; through the
