@@ -129,20 +129,23 @@ fn times_y(h: __m128i) -> __m128i {
 /// The table of `H^16·y ... H^1·y` (then zeros) from `H = E_K(0)` in byte form.
 #[target_feature(enable = "pclmulqdq,ssse3")]
 pub(crate) fn powers(h_bytes: __m128i) -> HPowers {
-    let h1 = times_y(bswap(h_bytes));
-    let mut t = [_mm_setzero_si128(); HPowers::LEN];
-    t[HPowers::COUNT - 1] = h1;
-    // Two independent chains (odd and even powers) halve the latency of the set-up.
-    let h2 = mont_mul(h1, h1);
-    t[HPowers::COUNT - 2] = h2;
-    let (mut odd, mut even) = (h1, h2);
-    for k in (3..=HPowers::COUNT).step_by(2) {
-        odd = mont_mul(odd, h2);
-        even = mont_mul(even, h2);
-        t[HPowers::COUNT - k] = odd;
-        if k < HPowers::COUNT {
-            t[HPowers::COUNT - k - 1] = even;
+    // `p[k - 1]` is `H^k`. Each power is a product of two already known, so that the 15
+    // products form four rounds of independent multiplies (H^2; H^3, H^4; H^5..H^8 from
+    // H^4; H^9..H^16 from H^8) rather than a chain: the set-up waits for four multiplies'
+    // latency, not eight (two chains of odd and even powers) or fifteen.
+    let mut p = [_mm_setzero_si128(); HPowers::COUNT];
+    p[0] = times_y(bswap(h_bytes));
+    let mut known = 1;
+    while known < HPowers::COUNT {
+        let top = p[known - 1];
+        for k in known..2 * known {
+            p[k] = mont_mul(top, p[k - known]);
         }
+        known *= 2;
+    }
+    let mut t = [_mm_setzero_si128(); HPowers::LEN];
+    for (k, power) in p.iter().enumerate() {
+        t[HPowers::COUNT - 1 - k] = *power;
     }
     HPowers(t)
 }
