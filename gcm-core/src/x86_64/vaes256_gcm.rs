@@ -92,7 +92,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     }
     let j0 = load_j0(j0);
     let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
-    let x = ghash(&key.h, t, _mm_setzero_si128(), aad);
+    let x = hash_bytes_kara(key, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
     let x = unsafe { bulk::<NR, ENC, true>(key, ctr, nonce96, x, io) };
@@ -200,6 +200,88 @@ fn hash_tail(h: &HPowers, x: __m128i, v: &[__m256i; VECS], n: usize) -> __m128i 
         w.mul_add(d, hp);
     }
     w.reduce()
+}
+
+/// GHASH of `data` (zero-padded) continuing from `x`, in Karatsuba form by the key's
+/// powers and their `HXor` halves: 16 blocks per reduction, then 8, then the rest. For the
+/// AAD and for the encryption's last two steps, hashed after the loop (see `bulk`).
+///
+/// Against [`hash_bytes`] (schoolbook, 8 blocks per reduction, the standalone GHASH's):
+/// 26 multiplies per 16 blocks instead of 36, and half as many reductions one after the
+/// other; on AMD Zen 3 a 256-bit `VPCLMULQDQ` takes about two of the AES pipes' issue
+/// slots. Inlined into the kernel, where the AAD went through the out-of-line
+/// [`ghash`] before. Measured on an AMD EPYC Zen 3 (family 25 model 1), cycles per call,
+/// fastest of 20-24 runs of each build alternated, AES-128: seal / open 256 B 253 / 236
+/// -> 182 / 176, 512 B 378 / 323 -> 296 / 272, 4096 B 1755 / 1646 -> 1364 / 1519 (AES-256:
+/// 256 B 282 / 254 -> 240 / 222). Most of the 256-byte gain is the AAD's: with only the
+/// tail in this form, 255 against 253.
+#[inline]
+#[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
+fn hash_bytes_kara(key: &HwKey, mut x: __m128i, data: &[u8]) -> __m128i {
+    let mut chunks = data.chunks_exact(WIDE);
+    for chunk in &mut chunks {
+        // SAFETY: `chunk` holds 2 * VECS vectors.
+        x = unsafe { hash_kara::<{ 2 * VECS }>(key, x, chunk.as_ptr()) };
+    }
+    let mut rest = chunks.remainder();
+    if rest.len() >= CHUNK {
+        // SAFETY: `rest` holds at least VECS vectors.
+        x = unsafe { hash_kara::<VECS>(key, x, rest.as_ptr()) };
+        rest = &rest[CHUNK..];
+    }
+    if rest.is_empty() {
+        return x;
+    }
+    let mut buf = [0u8; CHUNK];
+    buf[..rest.len()].copy_from_slice(rest);
+    hash_tail_kara(key, x, &load_buf(&buf), rest.len().div_ceil(16))
+}
+
+/// GHASH of the `M` vectors (byte form) at `p` continuing from `x`, in Karatsuba form by
+/// `H^2M .. H^1`, one reduction.
+///
+/// # Safety
+/// `M` vectors (32 bytes each) readable at `p`.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+unsafe fn hash_kara<const M: usize>(key: &HwKey, x: __m128i, p: *const u8) -> __m128i {
+    // SAFETY: vector `i < M` at `p` (the caller's contract).
+    let v: [__m256i; M] =
+        core::array::from_fn(|i| unsafe { _mm256_loadu_si256(p.add(32 * i).cast()) });
+    kara_sum(key, x, &v, HPowers::COUNT - 2 * M)
+}
+
+/// [`hash_tail`] in Karatsuba form, for callers holding the key.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+fn hash_tail_kara(key: &HwKey, x: __m128i, v: &[__m256i; VECS], n: usize) -> __m128i {
+    debug_assert!((1..=8).contains(&n));
+    kara_sum(key, x, &v[..n.div_ceil(2)], HPowers::COUNT - n)
+}
+
+/// GHASH of the vectors `v` (byte form, two blocks each) continuing from `x`, by the
+/// powers from table index `first` on, in Karatsuba form, one reduction.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+fn kara_sum(key: &HwKey, x: __m128i, v: &[__m256i], first: usize) -> __m128i {
+    debug_assert!(first + 2 * v.len() <= HPowers::COUNT + 1);
+    let mut acc = Kara::zero();
+    for (i, &d) in v.iter().enumerate() {
+        // SAFETY: `first + 2i + 1 <= 16 < HPowers::LEN` for every vector (the callers'
+        // `first` leaves room for `v`), in both tables; unaligned loads.
+        let (h, hx) = unsafe {
+            (
+                _mm256_loadu_si256(key.h.0.as_ptr().add(first + 2 * i).cast()),
+                _mm256_loadu_si256(key.hx.0.as_ptr().add(first + 2 * i).cast()),
+            )
+        };
+        let mut d = bswap256(d);
+        if i == 0 {
+            d = with_x(d, x);
+        }
+        acc.mul_add(d, h, hx);
+    }
+    acc.reduce()
 }
 
 #[inline]
@@ -652,7 +734,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
         }
         // SAFETY: output written above, not written again while the slice lives.
         let unhashed = unsafe { core::slice::from_raw_parts(io.dst.add(hashed), off - hashed) };
-        x = hash_bytes(&key.h, x, unhashed);
+        x = hash_bytes_kara(key, x, unhashed);
     } else {
         while off + WIDE <= io.len {
             let p = io.src.wrapping_add(off);
@@ -681,7 +763,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     let input = load_buf(&buf);
     let n = rem.div_ceil(16);
     if HASH && !ENC {
-        x = hash_tail(&key.h, x, &input, n);
+        x = hash_tail_kara(key, x, &input, n);
     }
     // Only as many vectors as hold data go through AES.
     let k0 = rk[0];
@@ -708,7 +790,7 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     if HASH && ENC {
         // Keystream beyond the message is not ciphertext: GHASH pads with zeros.
         buf[rem..].fill(0);
-        x = hash_tail(&key.h, x, &load_buf(&buf), n);
+        x = hash_tail_kara(key, x, &load_buf(&buf), n);
     }
     x
 }
