@@ -70,7 +70,16 @@ flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
 cores=$(nproc)
 mhz=$(grep -m1 '^cpu MHz' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 rustc_v=$(rustc --version)
-lockver() { awk -v n="$1" '$0 == "name = \"" n "\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock; }
+# The newest version of a package in Cargo.lock (compat/ pins an older aes-gcm beside the
+# peer's).
+lockver() { awk -v n="$1" '$0 == "name = \"" n "\"" { getline; gsub(/version = |"/, ""); print }' Cargo.lock | sort -V | tail -1; }
+# How wide RustCrypto's `aes` runs its CTR keystream here (its own detection: VAES with
+# AVX-512, VAES, else AES-NI).
+case " $flags " in
+    *" avx512f "*" vaes "* | *" vaes "*" avx512f "*) rc_aes_bits=512 rc_aes_name=VAES-512 ;;
+    *" vaes "*) rc_aes_bits=256 rc_aes_name=VAES-256 ;;
+    *) rc_aes_bits=128 rc_aes_name=AES-NI ;;
+esac
 openssl_v=$(openssl version 2>/dev/null || echo "unknown")
 
 {
@@ -109,9 +118,9 @@ openssl_v=$(openssl version 2>/dev/null || echo "unknown")
     echo "picks on this CPU; \`ours-<backend>\` forces one with \`AesGcm::new_with_backend\`. \`AES-CTR only\` is"
     echo "our AES-CTR loop without GHASH (\`GcmKey::ctr32_apply_keystream\`, same AES code), the roofline."
     echo "Open is timed without re-copying the ciphertext: under a fixed key and nonce, two tags alternate."
-    echo "RustCrypto's \`aes\` crate (0.9) runs its CTR keystream on VAES-512 on this CPU; \`ours-aesni\` is"
+    echo "RustCrypto's \`aes\` crate ($(lockver aes)) runs its CTR keystream on $rc_aes_name on this CPU; \`ours-aesni\` is"
     echo "our 128-bit AES-NI kernel, so \`ours-aesni / rustcrypto\` sets a 128-bit stitched kernel against a"
-    echo "peer whose AES half is 512 bits wide (its GHASH half, polyval, is 128-bit PCLMULQDQ)."
+    echo "peer whose AES half is $rc_aes_bits bits wide (its GHASH half, polyval, is 128-bit PCLMULQDQ)."
     echo
     echo "## Targets"
     echo
