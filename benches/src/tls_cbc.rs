@@ -98,9 +98,9 @@ impl CbcAlg {
 /// (about as much as a whole AES-CBC pass) was chance: in one run, ours paid it in the
 /// seal and OpenSSL's stitched cipher, which copies to 16 bytes further on, did not.
 struct SourceAlignedTo {
+    /// The bytes at `start`, with 64 bytes of slack.
     buf: Vec<u8>,
     start: usize,
-    len: usize,
 }
 
 impl SourceAlignedTo {
@@ -109,15 +109,11 @@ impl SourceAlignedTo {
         // Both addresses are taken modulo 64, which divides 2^64, so wrapping is harmless.
         let start = (dst as usize).wrapping_sub(buf.as_ptr() as usize) % 64;
         buf[start..start + data.len()].copy_from_slice(data);
-        Self {
-            buf,
-            start,
-            len: data.len(),
-        }
+        Self { buf, start }
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.buf[self.start..self.start + self.len]
+        &self.buf[self.start..self.buf.len() - 64 + self.start]
     }
 }
 
