@@ -173,9 +173,9 @@ macro_rules! aes_type {
                         bc::cbc_decrypt_vaes512(&k.dec, *t, iv, blocks)
                     },
                     #[cfg(target_arch = "x86_64")]
-                    // SAFETY: the token proves AES-NI.
+                    // SAFETY: the token proves VAES, AVX2 and AES-NI.
                     Engine::Vaes256(k, t) => unsafe {
-                        bc::cbc_decrypt_ni(&k.dec, t.aesni(), iv, blocks)
+                        bc::cbc_decrypt_vaes256(&k.dec, *t, iv, blocks)
                     },
                     #[cfg(target_arch = "x86_64")]
                     // SAFETY: the token proves AES-NI.
