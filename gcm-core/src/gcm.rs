@@ -66,30 +66,46 @@ impl GcmKey {
         if !matches!(key.len(), 16 | 24 | 32) {
             return Err(Error::InvalidKeyLength);
         }
+        // The hardware keys are made zero, then filled where they stay (`HwKey::init`
+        // says why).
         let engine = match backend {
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes512 => {
                 let t = Vaes512Token::new().ok_or(Error::BackendUnavailable)?;
-                Engine::Vaes512(HwKey::new(key, t.aesni()), t)
+                Engine::Vaes512(HwKey::ZERO, t)
             }
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes256 => {
                 let t = Vaes256Token::new().ok_or(Error::BackendUnavailable)?;
-                Engine::Vaes256(HwKey::new(key, t.aesni()), t)
+                Engine::Vaes256(HwKey::ZERO, t)
             }
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => {
                 let t = AesNiToken::new().ok_or(Error::BackendUnavailable)?;
-                Engine::AesNi(HwKey::new(key, t), t)
+                Engine::AesNi(HwKey::ZERO, t)
             }
             Backend::Portable => Engine::Portable(portable::Key::new(key)),
             #[allow(unreachable_patterns)]
             _ => return Err(Error::BackendUnavailable),
         };
-        Ok(Self {
+        // The value returned, made here so that the key is filled where it is returned
+        // from (built as a `Self` and then wrapped in `Ok`, it was copied once more).
+        let mut this = Ok(Self {
             engine: ManuallyDrop::new(engine),
             key_len: key.len() as u8,
-        })
+        });
+        if let Ok(this) = &mut this {
+            match &mut *this.engine {
+                #[cfg(target_arch = "x86_64")]
+                Engine::Vaes512(k, t) => k.init(key, t.aesni()),
+                #[cfg(target_arch = "x86_64")]
+                Engine::Vaes256(k, t) => k.init(key, t.aesni()),
+                #[cfg(target_arch = "x86_64")]
+                Engine::AesNi(k, t) => k.init(key, *t),
+                Engine::Portable(_) => {}
+            }
+        }
+        this
     }
 
     /// The back end this key runs on.

@@ -17,10 +17,22 @@ use core::arch::x86_64::*;
 /// Expands a 16-, 24- or 32-byte key (the caller checks the length).
 #[target_feature(enable = "aes,ssse3")]
 pub(crate) fn expand_key(key: &[u8]) -> RoundKeys {
+    let mut rk = RoundKeys {
+        rk: [_mm_setzero_si128(); 15],
+        rounds: 0,
+    };
+    expand_key_into(key, &mut rk);
+    rk
+}
+
+/// [`expand_key`] into `out`, where the schedule is to stay (see `HwKey::init`).
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+pub(crate) fn expand_key_into(key: &[u8], out: &mut RoundKeys) {
     match key.len() {
-        16 => expand128(key.try_into().expect("16 bytes")),
-        32 => expand256(key.try_into().expect("32 bytes")),
-        _ => expand_words(key),
+        16 => expand128(key.try_into().expect("16 bytes"), out),
+        32 => expand256(key.try_into().expect("32 bytes"), out),
+        _ => *out = expand_words(key),
     }
 }
 
@@ -53,9 +65,10 @@ fn next4(k: __m128i, t: __m128i) -> __m128i {
     _mm_xor_si128(k, t)
 }
 
+#[inline]
 #[target_feature(enable = "aes,ssse3")]
-fn expand128(key: &[u8; 16]) -> RoundKeys {
-    let mut rk = [_mm_setzero_si128(); 15];
+fn expand128(key: &[u8; 16], out: &mut RoundKeys) {
+    let rk = &mut out.rk;
     rk[0] = super::load16(key);
     macro_rules! round {
         ($i:literal, $rcon:literal) => {
@@ -72,12 +85,14 @@ fn expand128(key: &[u8; 16]) -> RoundKeys {
     round!(8, 0x80);
     round!(9, 0x1b);
     round!(10, 0x36);
-    RoundKeys { rk, rounds: 10 }
+    rk[11..].fill(_mm_setzero_si128());
+    out.rounds = 10;
 }
 
+#[inline]
 #[target_feature(enable = "aes,ssse3")]
-fn expand256(key: &[u8; 32]) -> RoundKeys {
-    let mut rk = [_mm_setzero_si128(); 15];
+fn expand256(key: &[u8; 32], out: &mut RoundKeys) {
+    let rk = &mut out.rk;
     rk[0] = super::load16(key[..16].try_into().expect("16 bytes"));
     rk[1] = super::load16(key[16..].try_into().expect("16 bytes"));
     macro_rules! even {
@@ -105,7 +120,7 @@ fn expand256(key: &[u8; 32]) -> RoundKeys {
     even!(12, 0x20);
     odd!(13);
     even!(14, 0x40);
-    RoundKeys { rk, rounds: 14 }
+    out.rounds = 14;
 }
 
 /// The word-at-a-time recurrence (used for AES-192).

@@ -129,6 +129,15 @@ fn times_y(h: __m128i) -> __m128i {
 /// The table of `H^16·y ... H^1·y` (then zeros) from `H = E_K(0)` in byte form.
 #[target_feature(enable = "pclmulqdq,ssse3")]
 pub(crate) fn powers(h_bytes: __m128i) -> HPowers {
+    let mut t = HPowers([_mm_setzero_si128(); HPowers::LEN]);
+    powers_into(h_bytes, &mut t);
+    t
+}
+
+/// [`powers`] into `out`, where the table is to stay (see `HwKey::init`).
+#[inline]
+#[target_feature(enable = "pclmulqdq,ssse3")]
+pub(crate) fn powers_into(h_bytes: __m128i, out: &mut HPowers) {
     // `p[k - 1]` is `H^k`. Each power is a product of two already known, so that the 15
     // products form four rounds of independent multiplies (H^2; H^3, H^4; H^5..H^8 from
     // H^4; H^9..H^16 from H^8) rather than a chain: the set-up waits for four multiplies'
@@ -143,17 +152,19 @@ pub(crate) fn powers(h_bytes: __m128i) -> HPowers {
         }
         known *= 2;
     }
-    let mut t = [_mm_setzero_si128(); HPowers::LEN];
     for (k, power) in p.iter().enumerate() {
-        t[HPowers::COUNT - 1 - k] = *power;
+        out.0[HPowers::COUNT - 1 - k] = *power;
     }
-    HPowers(t)
+    out.0[HPowers::COUNT..].fill(_mm_setzero_si128());
 }
 
 /// The Karatsuba middle factors of the powers: `h0 ^ h1` of each entry, in both halves.
+#[inline]
 #[target_feature(enable = "sse2")]
-pub(crate) fn xored_halves(h: &HPowers) -> HXor {
-    HXor(h.0.map(|p| _mm_xor_si128(p, _mm_shuffle_epi32::<0x4e>(p))))
+pub(crate) fn xored_halves_into(h: &HPowers, out: &mut HXor) {
+    for (x, p) in out.0.iter_mut().zip(&h.0) {
+        *x = _mm_xor_si128(*p, _mm_shuffle_epi32::<0x4e>(*p));
+    }
 }
 
 /// `X` after hashing `data` (zero-padded to whole blocks): 8 blocks per reduction.
