@@ -149,6 +149,27 @@ unsafe fn par_ni(k: &RoundKeys, dir: Dir, src: *const u8, dst: *mut u8) {
 #[inline]
 #[target_feature(enable = "vaes,avx2,aes")]
 unsafe fn par_vaes256(k: &RoundKeys, dir: Dir, src: *const u8, dst: *mut u8) {
+    // SAFETY: the caller provides 256 readable bytes.
+    let s = unsafe { load_and_rounds_vaes256(k, dir, src) };
+    let kl = _mm256_broadcastsi128_si256(k.rk[k.rounds]);
+    for (i, b) in s.iter().enumerate() {
+        let v = match dir {
+            Dir::Enc => _mm256_aesenclast_epi128(*b, kl),
+            Dir::Dec => _mm256_aesdeclast_epi128(*b, kl),
+        };
+        // SAFETY: the caller provides 256 writable bytes.
+        unsafe { _mm256_storeu_si256(dst.add(32 * i).cast(), v) };
+    }
+}
+
+/// The 256 bytes at `src` as 8 × 256-bit vectors through every AES round but the last
+/// (which the callers finish: plain, or with CBC's chaining XOR folded into its key).
+///
+/// # Safety
+/// `src` readable for 256 bytes.
+#[inline]
+#[target_feature(enable = "vaes,avx2,aes")]
+unsafe fn load_and_rounds_vaes256(k: &RoundKeys, dir: Dir, src: *const u8) -> [__m256i; 8] {
     let rk = |r: usize| _mm256_broadcastsi128_si256(k.rk[r]);
     // SAFETY: the caller provides 256 readable bytes.
     let mut s: [__m256i; 8] =
@@ -166,15 +187,7 @@ unsafe fn par_vaes256(k: &RoundKeys, dir: Dir, src: *const u8, dst: *mut u8) {
             };
         }
     }
-    let kl = rk(k.rounds);
-    for (i, b) in s.iter().enumerate() {
-        let v = match dir {
-            Dir::Enc => _mm256_aesenclast_epi128(*b, kl),
-            Dir::Dec => _mm256_aesdeclast_epi128(*b, kl),
-        };
-        // SAFETY: the caller provides 256 writable bytes.
-        unsafe { _mm256_storeu_si256(dst.add(32 * i).cast(), v) };
-    }
+    s
 }
 
 /// 32 blocks as 8 × 512-bit.
@@ -405,23 +418,11 @@ pub(crate) fn cbc_decrypt_vaes256(
     iv: &mut [u8; 16],
     blocks: &mut [[u8; 16]],
 ) {
-    let rk = |r: usize| _mm256_broadcastsi128_si256(dk.rk[r]);
     cbc_decrypt_chunks(dk, t.aesni(), iv, blocks, |chunk, prev| {
         let p = chunk.as_mut_ptr().cast::<u8>();
-        // SAFETY: `chunk` is 256 bytes; eight 32-byte loads.
-        let mut s: [__m256i; 8] =
-            core::array::from_fn(|i| unsafe { _mm256_loadu_si256(p.add(32 * i).cast()) });
-        let k0 = rk(0);
-        for b in s.iter_mut() {
-            *b = _mm256_xor_si256(*b, k0);
-        }
-        for r in 1..dk.rounds {
-            let kr = rk(r);
-            for b in s.iter_mut() {
-                *b = _mm256_aesdec_epi128(*b, kr);
-            }
-        }
-        let kl = rk(dk.rounds);
+        // SAFETY: `chunk` is 256 bytes.
+        let s = unsafe { load_and_rounds_vaes256(dk, Dir::Dec, p) };
+        let kl = _mm256_broadcastsi128_si256(dk.rk[dk.rounds]);
         // Still ciphertext: the last block, the next chunk's chaining value, and the
         // first, which with `prev` makes vector 0's operand.
         // SAFETY: the chunk's bytes 240..256 and 0..16.
