@@ -33,12 +33,18 @@ pub(crate) mod stitch;
 /// features: a closure there was left out of line, and its CBC chaining value went
 /// through memory between calls, on the chain's critical path.
 pub(crate) trait Hook {
+    /// Whether [`Self::call`] does nothing (the plain compressions' hook), so that a
+    /// compression can lay out its rounds for itself alone.
+    const IS_EMPTY: bool = false;
+
     /// Runs the work of the next slot (each compression documents how many slots a
     /// block has).
     fn call(&mut self);
 }
 
 impl Hook for () {
+    const IS_EMPTY: bool = true;
+
     #[inline(always)]
     fn call(&mut self) {}
 }
