@@ -525,7 +525,7 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
             // code sits between the rounds, the written-out block made the seal 5-10%
             // slower at 1350 B to 16 KiB (more code than the decoded-op cache holds),
             // so there the loop stays. Writing out block A's groups as well was slower
-            // still (7.2 cycles a round), for the same reason.
+            // still (7.2 TSC cycles a round), for the same reason.
             // SAFETY: all 40 steps are written by now; no vector work between the rounds.
             unsafe {
                 rounds16::<2, F, H, _>(&mut v, wk.group(0), hook, &mut ());
