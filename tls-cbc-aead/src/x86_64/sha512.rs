@@ -130,15 +130,6 @@ impl Wk {
         Wk([MaybeUninit::uninit(); 40])
     }
 
-    /// Stores `W[t], W[t + 1]` (+ K) of both blocks; `t` is even.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn put(&mut self, t: usize, v: __m256i) {
-        let dst = &mut self.0[t / 2];
-        // SAFETY: `dst` is 32 writable bytes; the store is unaligned.
-        unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), v) };
-    }
-
     /// The steps of rounds `16 * group ..` (as [`Self::group`]) and the slots of the
     /// next group's, to be written while those rounds run. `group` is below 4.
     ///
@@ -160,7 +151,7 @@ impl Wk {
     /// with constants.
     ///
     /// # Safety
-    /// Steps `8 * group .. 8 * group + 8` must have been written by [`Self::put`].
+    /// Steps `8 * group .. 8 * group + 8` must have been written by [`put_step`].
     #[inline(always)]
     unsafe fn group(&self, group: usize) -> &[[u64; 4]; 8] {
         let steps: &[MaybeUninit<[u64; 4]>; 8] =
@@ -185,6 +176,16 @@ pub(crate) fn load_pair(a: &[u8; 128], b: &[u8; 128]) -> [__m256i; 8] {
         let v = unsafe { _mm256_loadu2_m128i(pb.as_ptr().cast(), pa.as_ptr().cast()) };
         _mm256_shuffle_epi8(v, swap)
     })
+}
+
+/// Stores words `t, t + 1` of both blocks (`words`, as the schedule holds them) plus
+/// `K[t], K[t + 1]` into `slot`, the step that the rounds `t, t + 1` read; `t` is even.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn put_step(slot: &mut MaybeUninit<[u64; 4]>, t: usize, words: __m256i) {
+    let v = _mm256_add_epi64(words, k2(t));
+    // SAFETY: `slot` is 32 writable bytes; the store is unaligned.
+    unsafe { _mm256_storeu_si256(slot.as_mut_ptr().cast(), v) };
 }
 
 /// `K[t], K[t + 1]` in both lanes.
@@ -388,8 +389,7 @@ impl<S: Sigmas> Between for NextSchedule<'_, S> {
         // SAFETY: the caller guarantees `S`'s features, AVX2 among them.
         unsafe {
             schedule_step::<S>(self.x, s);
-            let v = _mm256_add_epi64(self.x[s], k2(self.t + 2 * s));
-            _mm256_storeu_si256(self.next[s].as_mut_ptr().cast(), v);
+            put_step(&mut self.next[s], self.t + 2 * s, self.x[s]);
         }
     }
 }
@@ -485,7 +485,7 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
 ) {
     for (s, w) in x.iter().enumerate() {
         // SAFETY: the caller guarantees AVX2.
-        unsafe { wk.put(2 * s, _mm256_add_epi64(*w, k2(2 * s))) };
+        unsafe { put_step(&mut wk.0[s], 2 * s, *w) };
     }
     let mut v = *state;
     for group in 0..4 {
