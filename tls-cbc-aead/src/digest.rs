@@ -21,8 +21,9 @@ use crate::{
 pub(crate) const MAX_BLOCK_LEN: usize = 128;
 /// The largest digest of the supported hashes (SHA-384).
 pub(crate) const MAX_OUTPUT_LEN: usize = 48;
-/// Room for the blocks of a secret-length finish: a partial block, a suffix of up to
-/// `MAX_PADDING` bytes (and some slack, for the tests), 0x80 and the length field.
+/// Room for the blocks of a secret-length finish: the buffered bytes (up to two blocks
+/// less one), a suffix of up to `MAX_PADDING` bytes (and some slack, for the tests),
+/// 0x80 and the length field.
 const SECRET_SUFFIX_BUF: usize = 5 * MAX_BLOCK_LEN;
 
 /// Words that can be wiped on drop (with feature `zeroize`).
@@ -69,6 +70,24 @@ pub(crate) trait HashAlg {
     /// ran 3% slower on Zen 4, whatever the engine.
     /// `tuning` picks between the engine's builds, where it has more than one.
     fn compressor(engine: HashEngine, tuning: RoundTuning) -> Compress<Self::State>;
+    /// For an engine that compresses two blocks at once (one message schedule for both,
+    /// as SHA-384's vector engines do), that compression on exactly two blocks, keeping
+    /// the chaining value after the first; `None` for engines that go block by block.
+    ///
+    /// Where it is `Some`, [`Stream`] buffers up to two blocks, so that the blocks it
+    /// compresses come in pairs wherever the message allows, and the candidate blocks of
+    /// a secret-length finish go two at a time. On such an engine one block alone costs
+    /// more than half of what two do (block A of a pair carries both schedules): the MAC
+    /// of an AES-256-CBC-SHA384 record of 1350 bytes took 3 pairs and 6 single blocks,
+    /// and now takes 5 pairs and 2 single blocks. Measured on an AMD EPYC Zen 3 (AVX2
+    /// engine), fastest of 30 runs: open 2676 -> 2604 ns at 1350 bytes, 0.3% faster at
+    /// 16 KiB (where the blocks left single are 4 in 130).
+    fn pair_compressor(
+        _engine: HashEngine,
+        _tuning: RoundTuning,
+    ) -> Option<CompressPair<Self::State>> {
+        None
+    }
     /// Compresses `blocks` on `engine`, which [`Self::is_available`] accepted.
     fn compress(engine: HashEngine, tuning: RoundTuning, state: &mut Self::State, blocks: &[u8]) {
         // SAFETY: the caller passes an engine that `is_available` accepted.
@@ -118,6 +137,14 @@ pub(crate) trait HashAlg {
 /// Only from [`HashAlg::compressor`], for an engine that [`HashAlg::is_available`]
 /// accepted on this CPU.
 pub(crate) type Compress<S> = unsafe fn(&mut S, &[u8]);
+
+/// A compression of exactly two blocks that also writes the chaining value between them
+/// to its third argument.
+///
+/// # Safety
+/// Only from [`HashAlg::pair_compressor`], for an engine that [`HashAlg::is_available`]
+/// accepted on this CPU.
+pub(crate) type CompressPair<S> = unsafe fn(&mut S, &[u8], &mut S);
 
 /// `sha1_ni`'s compression behind a [`Compress`] pointer.
 ///
@@ -185,6 +212,42 @@ unsafe fn sha512_on_avx512<F: RoundForm>(state: &mut [u64; 8], blocks: &[u8]) {
 unsafe fn sha512_on_avx2<F: RoundForm>(state: &mut [u64; 8], blocks: &[u8]) {
     // SAFETY: the caller guarantees the features.
     unsafe { sha512_avx2::compress::<F>(state, blocks.as_chunks().0) }
+}
+
+/// `sha512_avx512`'s two-block compression, rounds in form `F`, behind a
+/// [`CompressPair`] pointer.
+///
+/// # Safety
+/// The CPU must have that engine's features.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha512_pair_on_avx512<F: RoundForm>(
+    state: &mut [u64; 8],
+    blocks: &[u8],
+    mid: &mut [u64; 8],
+) {
+    let [a, b] = blocks.as_chunks().0 else {
+        unreachable!("two blocks")
+    };
+    // SAFETY: the caller guarantees the features.
+    unsafe { sha512_avx512::compress_pair::<F>(state, a, b, mid) }
+}
+
+/// `sha512_avx2`'s two-block compression, rounds in form `F`, behind a [`CompressPair`]
+/// pointer.
+///
+/// # Safety
+/// The CPU must have that engine's features.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha512_pair_on_avx2<F: RoundForm>(
+    state: &mut [u64; 8],
+    blocks: &[u8],
+    mid: &mut [u64; 8],
+) {
+    let [a, b] = blocks.as_chunks().0 else {
+        unreachable!("two blocks")
+    };
+    // SAFETY: the caller guarantees the features.
+    unsafe { sha512_avx2::compress_pair::<F>(state, a, b, mid) }
 }
 
 /// The sha2 crate's SHA-512 compression behind a [`Compress`] pointer (no precondition).
@@ -352,6 +415,30 @@ impl HashAlg for Sha384 {
         }
     }
 
+    fn pair_compressor(engine: HashEngine, tuning: RoundTuning) -> Option<CompressPair<[u64; 8]>> {
+        #[cfg(target_arch = "x86_64")]
+        use crate::x86_64::sha512::{FewestOps, ShortChain};
+        match (engine, tuning) {
+            #[cfg(target_arch = "x86_64")]
+            (HashEngine::Sha512Avx512, RoundTuning::FewestOps) => {
+                Some(sha512_pair_on_avx512::<FewestOps>)
+            }
+            #[cfg(target_arch = "x86_64")]
+            (HashEngine::Sha512Avx512, RoundTuning::ShortChain) => {
+                Some(sha512_pair_on_avx512::<ShortChain>)
+            }
+            #[cfg(target_arch = "x86_64")]
+            (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => {
+                Some(sha512_pair_on_avx2::<FewestOps>)
+            }
+            #[cfg(target_arch = "x86_64")]
+            (HashEngine::Sha512Avx2, RoundTuning::ShortChain) => {
+                Some(sha512_pair_on_avx2::<ShortChain>)
+            }
+            _ => None,
+        }
+    }
+
     fn write_digest(state: &[u64; 8], out: &mut [u8]) {
         // SHA-384 is SHA-512 with its own IV, truncated to six words.
         for (dst, w) in out.chunks_exact_mut(8).zip(state) {
@@ -401,12 +488,20 @@ impl HashAlg for Sha384 {
     }
 }
 
-/// A hash in progress: chaining value, a partial block, and the byte count so far.
+/// A hash in progress: chaining value, the bytes not yet compressed, and the byte count
+/// so far.
+///
+/// Bytes are compressed a step at a time: a block, or two blocks on an engine with a
+/// [`HashAlg::pair_compressor`], so that such an engine's blocks come in pairs wherever
+/// the message allows (see there).
 pub(crate) struct Stream<H: HashAlg> {
     /// The key's engine's compression (available on this CPU).
     compress: Compress<H::State>,
+    /// Its two-block compression, if it has one.
+    compress_pair: Option<CompressPair<H::State>>,
     state: H::State,
-    partial: [u8; MAX_BLOCK_LEN],
+    /// Up to a step less one byte; room for the final padding's blocks beyond it.
+    partial: [u8; 3 * MAX_BLOCK_LEN],
     partial_len: usize,
     total: u64,
 }
@@ -427,11 +522,18 @@ impl<H: HashAlg> Stream<H> {
     ) -> Self {
         Stream {
             compress: H::compressor(engine, tuning),
+            compress_pair: H::pair_compressor(engine, tuning),
             state,
-            partial: [0; MAX_BLOCK_LEN],
+            partial: [0; 3 * MAX_BLOCK_LEN],
             partial_len: 0,
             total: blocks * H::BLOCK_LEN as u64,
         }
+    }
+
+    /// Bytes per step: one block, or two where the engine compresses pairs.
+    #[inline(always)]
+    fn step_len(&self) -> usize {
+        H::BLOCK_LEN * if self.compress_pair.is_some() { 2 } else { 1 }
     }
 
     /// Compresses whole blocks into the chaining value.
@@ -445,20 +547,20 @@ impl<H: HashAlg> Stream<H> {
 
     /// Absorbs `data`. Its length (not its content) is public.
     pub(crate) fn update(&mut self, mut data: &[u8]) {
-        let block = H::BLOCK_LEN;
+        let step = self.step_len();
         self.total += data.len() as u64;
         if self.partial_len > 0 {
-            let take = (block - self.partial_len).min(data.len());
+            let take = (step - self.partial_len).min(data.len());
             self.partial[self.partial_len..self.partial_len + take].copy_from_slice(&data[..take]);
             self.partial_len += take;
             data = &data[take..];
-            if self.partial_len < block {
+            if self.partial_len < step {
                 return;
             }
-            Self::compress_into(self.compress, &mut self.state, &self.partial[..block]);
+            Self::compress_into(self.compress, &mut self.state, &self.partial[..step]);
             self.partial_len = 0;
         }
-        let whole = data.len() - data.len() % block;
+        let whole = data.len() - data.len() % step;
         if whole > 0 {
             Self::compress_into(self.compress, &mut self.state, &data[..whole]);
         }
@@ -469,18 +571,16 @@ impl<H: HashAlg> Stream<H> {
 
     /// Pads and finishes; writes [`HashAlg::OUTPUT_LEN`] bytes to `out`.
     pub(crate) fn finish(mut self, out: &mut [u8]) {
-        let block = H::BLOCK_LEN;
         let field = H::LENGTH_FIELD_LEN;
         let bits = u128::from(self.total) * 8;
         let n = self.partial_len;
+        // The buffered bytes, 0x80, zeros and the bit count, to the end of a block: up to
+        // three blocks after two buffered ones, compressed in one call.
+        let end = (n + 1 + field).div_ceil(H::BLOCK_LEN) * H::BLOCK_LEN;
         self.partial[n] = 0x80;
-        self.partial[n + 1..block].fill(0);
-        if n + 1 > block - field {
-            Self::compress_into(self.compress, &mut self.state, &self.partial[..block]);
-            self.partial[..block].fill(0);
-        }
-        self.partial[block - field..block].copy_from_slice(&bits.to_be_bytes()[16 - field..]);
-        Self::compress_into(self.compress, &mut self.state, &self.partial[..block]);
+        self.partial[n + 1..end - field].fill(0);
+        self.partial[end - field..end].copy_from_slice(&bits.to_be_bytes()[16 - field..]);
+        Self::compress_into(self.compress, &mut self.state, &self.partial[..end]);
         H::write_digest(&self.state, out);
     }
 
@@ -551,16 +651,35 @@ impl<H: HashAlg> Stream<H> {
             );
         }
         let mut result = self.state;
-        for i in first_candidate..blocks {
+        let mut keep_if_last = |i: usize, state: &H::State| {
+            let keep = ct::choice(ct::eq(i, last));
+            for (r, s) in result.as_mut().iter_mut().zip(state.as_ref()) {
+                r.conditional_assign(s, keep);
+            }
+        };
+        let mut i = first_candidate;
+        if let Some(compress_pair) = self.compress_pair {
+            // Two candidates a call, keeping the chaining value between them.
+            while i + 2 <= blocks {
+                let mut mid = self.state;
+                // SAFETY: `compress_pair` came from `H::pair_compressor` for the key's
+                // engine, which was checked available on this CPU when the key was made.
+                unsafe {
+                    compress_pair(&mut self.state, &work[i * block..(i + 2) * block], &mut mid)
+                };
+                keep_if_last(i, &mid);
+                keep_if_last(i + 1, &self.state);
+                i += 2;
+            }
+        }
+        while i < blocks {
             Self::compress_into(
                 self.compress,
                 &mut self.state,
                 &work[i * block..(i + 1) * block],
             );
-            let keep = ct::choice(ct::eq(i, last));
-            for (r, s) in result.as_mut().iter_mut().zip(self.state.as_ref()) {
-                r.conditional_assign(s, keep);
-            }
+            keep_if_last(i, &self.state);
+            i += 1;
         }
         H::write_digest(&result, out);
     }
@@ -623,7 +742,7 @@ mod tests {
             (vec![0, b + 55], vec![b - 9, 2 * b + 3])
         } else {
             (
-                vec![0, 1, 13, b - 1, b, b + 55, 300],
+                vec![0, 1, 13, b - 1, b, b + 55, 2 * b - 1, 300],
                 (0..=300).step_by(7).chain([b - 9, b]).collect(),
             )
         };

@@ -466,7 +466,8 @@ fn feed_forward(state: &mut [u64; 8], v: &[u64; 8]) {
 
 /// Compresses block A of `x` (from [`load_pair`]) and then, if `both`, block B, calling
 /// `hook` 20 times a block, before each 4 rounds (before, so that what the hook starts
-/// overlaps those rounds).
+/// overlaps those rounds). The chaining value after block A is also written to
+/// `after_a`, if given.
 ///
 /// Every 4 rounds, not 16, so that the AES chain a hook starts is short beside the rounds
 /// (see `stitch::CbcHook`). Measured on Zen 4, AES-256-CBC-SHA384 seal at 16 KiB, with
@@ -481,6 +482,7 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
     wk: &mut Wk,
     mut x: [__m256i; 8],
     both: bool,
+    after_a: Option<&mut [u64; 8]>,
     hook: &mut H,
 ) {
     for (s, w) in x.iter().enumerate() {
@@ -508,6 +510,9 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
     // the rounds.
     unsafe { rounds16::<0, F, H, _>(&mut v, wk.group(4), hook, &mut ()) };
     feed_forward(state, &v);
+    if let Some(after_a) = after_a {
+        *after_a = *state;
+    }
     if both {
         let mut v = *state;
         if H::IS_EMPTY {
@@ -555,12 +560,42 @@ pub(crate) unsafe fn compress<S: Sigmas, F: RoundForm>(state: &mut [u64; 8], blo
     let mut pairs = blocks.chunks_exact(2);
     for p in &mut pairs {
         // SAFETY: the caller guarantees `S`'s features.
-        unsafe { compress_pair::<S, F, _>(state, &mut wk, load_pair(&p[0], &p[1]), true, &mut ()) };
+        unsafe {
+            compress_pair::<S, F, _>(state, &mut wk, load_pair(&p[0], &p[1]), true, None, &mut ())
+        };
     }
     if let [last] = pairs.remainder() {
         // SAFETY: the caller guarantees `S`'s features.
-        unsafe { compress_pair::<S, F, _>(state, &mut wk, load_pair(last, last), false, &mut ()) };
+        unsafe {
+            compress_pair::<S, F, _>(state, &mut wk, load_pair(last, last), false, None, &mut ())
+        };
     }
+}
+
+/// Compresses blocks `a` and `b` into `state`, writing the chaining value after `a` to
+/// `after_a`: the candidate blocks of a secret-length finish, two at a time.
+///
+/// # Safety
+/// The CPU must have `S`'s features.
+#[inline(always)]
+pub(crate) unsafe fn compress_two<S: Sigmas, F: RoundForm>(
+    state: &mut [u64; 8],
+    a: &[u8; 128],
+    b: &[u8; 128],
+    after_a: &mut [u64; 8],
+) {
+    let mut wk = Wk::new();
+    // SAFETY: the caller guarantees `S`'s features.
+    unsafe {
+        compress_pair::<S, F, _>(
+            state,
+            &mut wk,
+            load_pair(a, b),
+            true,
+            Some(after_a),
+            &mut (),
+        )
+    };
 }
 
 #[cfg(test)]

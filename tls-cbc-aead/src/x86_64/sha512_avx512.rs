@@ -70,3 +70,16 @@ pub(crate) fn compress<F: RoundForm>(state: &mut [u64; 8], blocks: &[[u8; 128]])
     // SAFETY: this function has the engine's features.
     unsafe { sha512::compress::<Avx512, F>(state, blocks) }
 }
+
+/// Compresses blocks `a` and `b` into `state`, with the rounds in form `F`, keeping the
+/// chaining value after `a` in `after_a`.
+#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
+pub(crate) fn compress_pair<F: RoundForm>(
+    state: &mut [u64; 8],
+    a: &[u8; 128],
+    b: &[u8; 128],
+    after_a: &mut [u64; 8],
+) {
+    // SAFETY: this function has the engine's features.
+    unsafe { sha512::compress_two::<Avx512, F>(state, a, b, after_a) }
+}

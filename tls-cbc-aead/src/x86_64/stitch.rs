@@ -191,7 +191,9 @@ impl<S: sha512::Sigmas, F: sha512::RoundForm> StitchedHash for Sha512With<S, F> 
         hook: &mut K,
     ) {
         // SAFETY: the caller guarantees the engine's features.
-        unsafe { sha512::compress_pair::<S, F, K>(&mut regs.0, &mut regs.1, x, blocks == 2, hook) }
+        unsafe {
+            sha512::compress_pair::<S, F, K>(&mut regs.0, &mut regs.1, x, blocks == 2, None, hook)
+        }
     }
     #[inline(always)]
     unsafe fn finish(regs: Self::Regs, state: &mut [u64; 8]) {
