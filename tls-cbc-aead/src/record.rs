@@ -178,6 +178,14 @@ fn open_impl<C: CbcCipher, H: HashAlg>(
         buffer.truncate(0);
         return Err(Error);
     }
+    // The whole record is decrypted before it is hashed. Running the decryption inside
+    // the SHA-384 rounds instead, the way seal runs its encryption, was measured on an
+    // AMD EPYC Zen 3 (VAES-256, AVX2 SHA-512 engine) and not kept: with each 256 bytes
+    // decrypted by VAES steps spread through the second block of the pair hashed two
+    // steps before them, a 16 KiB AES-256-CBC-SHA384 open took 25.1-27.0 us against
+    // 24.4 us for decryption then hash. The second block's scalar rounds leave the
+    // vector units idle, but they ran 17% slower with the AES steps among them, more
+    // than the separate decryption costs (4.6% of the open).
     cipher.cbc_decrypt(iv, buffer.as_mut());
 
     let record = buffer.as_ref();
