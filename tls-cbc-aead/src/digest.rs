@@ -641,14 +641,22 @@ impl<H: HashAlg> Stream<H> {
         }
 
         // The bit count cannot sit in a block before this one, whatever the secret length,
-        // so those blocks are compressed in one call with nothing to select.
+        // so those blocks have nothing to select: a block-by-block engine compresses them
+        // in one call. An engine with a pair compression takes them into its pairs with
+        // the candidates instead: with 112 to 239 bytes buffered (about half of all
+        // record lengths for SHA-384), the four blocks go as two pairs rather than a
+        // block, a pair and a block. Their chaining values are never kept, since `last`
+        // is at least `first_candidate`. Zen 3, AES-256-CBC-SHA384 open, fastest of 30
+        // runs: 1400 B 2830-2858 -> 2807-2843 ns, 1200 B 0.6% faster.
         let first_candidate = (buffered + field) / block;
-        if first_candidate > 0 {
+        let mut i = 0;
+        if first_candidate > 0 && self.compress_pair.is_none() {
             Self::compress_into(
                 self.compress,
                 &mut self.state,
                 &work[..first_candidate * block],
             );
+            i = first_candidate;
         }
         let mut result = self.state;
         let mut keep_if_last = |i: usize, state: &H::State| {
@@ -657,9 +665,8 @@ impl<H: HashAlg> Stream<H> {
                 r.conditional_assign(s, keep);
             }
         };
-        let mut i = first_candidate;
         if let Some(compress_pair) = self.compress_pair {
-            // Two candidates a call, keeping the chaining value between them.
+            // Two blocks a call, keeping the chaining value between them.
             while i + 2 <= blocks {
                 let mut mid = self.state;
                 // SAFETY: `compress_pair` came from `H::pair_compressor` for the key's
