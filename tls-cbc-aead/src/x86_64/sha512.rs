@@ -573,7 +573,8 @@ pub(crate) unsafe fn compress<S: Sigmas, F: RoundForm>(state: &mut [u64; 8], blo
 }
 
 /// Compresses blocks `a` and `b` into `state`, writing the chaining value after `a` to
-/// `after_a`: the candidate blocks of a secret-length finish, two at a time.
+/// `after_a`: the blocks of a secret-length finish, two at a time, where the chaining
+/// value after either may be the one kept.
 ///
 /// # Safety
 /// The CPU must have `S`'s features.
