@@ -158,12 +158,18 @@ pub(crate) fn powers_into(h_bytes: __m128i, out: &mut HPowers) {
     out.0[HPowers::COUNT..].fill(_mm_setzero_si128());
 }
 
-/// The Karatsuba middle factors of the powers: `h0 ^ h1` of each entry, in both halves.
+/// The Karatsuba middle factors of the powers: `h0 ^ h1` of entry `k` in the low half of
+/// entry `k`, and of entry `k + 2` in its high half (zero past the table's end).
 #[inline]
 #[target_feature(enable = "sse2")]
 pub(crate) fn xored_halves_into(h: &HPowers, out: &mut HXor) {
-    for (x, p) in out.0.iter_mut().zip(&h.0) {
-        *x = _mm_xor_si128(*p, _mm_shuffle_epi32::<0x4e>(*p));
+    let xored = |k: usize| {
+        h.0.get(k).map_or(_mm_setzero_si128(), |p| {
+            _mm_xor_si128(*p, _mm_shuffle_epi32::<0x4e>(*p))
+        })
+    };
+    for (k, x) in out.0.iter_mut().enumerate() {
+        *x = _mm_unpacklo_epi64(xored(k), xored(k + 2));
     }
 }
 

@@ -174,9 +174,11 @@ impl HPowers {
 }
 
 /// For Karatsuba multiplication by the powers: entry `k` holds the XOR of the two 64-bit
-/// halves of `HPowers` entry `k`, in both halves (zeros past `H^1`, as there). A kernel
-/// that multiplies `a` by `H^n` as `a0·h0`, `a1·h1` and `(a0 ^ a1)·(h0 ^ h1)` reads the
-/// third factor from here at the same index, in any lane and either half.
+/// halves of `HPowers` entry `k` in its low half, and that of entry `k + 2` in its high
+/// half (zeros past `H^1`, as there). A kernel that multiplies `a` by `H^n` as `a0·h0`,
+/// `a1·h1` and `(a0 ^ a1)·(h0 ^ h1)` reads the third factor from the low half at the same
+/// index, in any lane. The high halves serve `vaes256_gcm`'s middle products of two
+/// vectors at once, whose lanes hold entries `k` and `k + 2` side by side.
 #[derive(Clone)]
 #[repr(C, align(64))]
 pub(crate) struct HXor(pub(crate) [__m128i; HPowers::LEN]);
