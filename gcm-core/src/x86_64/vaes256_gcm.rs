@@ -71,7 +71,7 @@ pub(crate) fn ghash(h: &HPowers, _t: Vaes256Token, x: __m128i, data: &[u8]) -> _
     hash_bytes(h, x, data)
 }
 
-/// [`ghash`], for callers that already run with the features.
+/// [`ghash()`], for callers that already run with the features.
 #[inline]
 #[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]
 fn hash_bytes(h: &HPowers, mut x: __m128i, data: &[u8]) -> __m128i {
@@ -229,7 +229,7 @@ fn hash_tail(h: &HPowers, x: __m128i, v: &[__m256i; VECS], n: usize) -> __m128i 
 /// 26 multiplies per 16 blocks instead of 36, and half as many reductions one after the
 /// other; on AMD Zen 3 a 256-bit `VPCLMULQDQ` takes about 1.7 of the AES pipes' issue
 /// slots (see the module documentation). Inlined into the kernel, where the AAD went
-/// through the out-of-line [`ghash`] before. Measured on an AMD EPYC Zen 3 (family 25
+/// through the out-of-line [`ghash()`] before. Measured on an AMD EPYC Zen 3 (family 25
 /// model 1), cycles per call, fastest of 20-24 runs of each build alternated, AES-128:
 /// seal / open 256 B 253 / 236 -> 182 / 176, 512 B 378 / 323 -> 296 / 272, 4096 B
 /// 1755 / 1646 -> 1364 / 1519 (AES-256: 256 B 282 / 254 -> 240 / 222). Most of the

@@ -65,7 +65,7 @@ pub(crate) fn ghash(h: &HPowers, t: Vaes512Token, x: __m128i, data: &[u8]) -> __
     ghash_with::<false>(h, &powers, t, x, data)
 }
 
-/// [`ghash`] with the powers loaded, in Karatsuba form when `KARA` (see [`hash16_kara`]).
+/// [`ghash()`] with the powers loaded, in Karatsuba form when `KARA` (see [`hash16_kara`]).
 #[target_feature(
     enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
 )]
