@@ -27,10 +27,10 @@
 //! for this loop's instruction mix alone (straight-line assembly, registers only; before
 //! the pair form below): AES-128's 80 `VAESENC` 40; with the 26 multiplies 62; with the
 //! 54 XORs and 19 shuffles as well, 73-79 depending on their order; the loop itself, with
-//! its loads and stores, 85-95. For
-//! AES-256 (112 rounds): 54, 72, 90-98, and the loop 98-110. So on Zen 3, AES-128-GCM in
-//! this form stays above 1.5x the time of AES-CTR (62 against 40 cycles before anything
-//! but rounds and multiplies), and each multiply saved is worth more than an AES round.
+//! its loads and stores, 85-95. For AES-256 (112 rounds): 54, 72, 90-98, and the loop
+//! 98-110. So on Zen 3, AES-128-GCM in this form stays above 1.5x the time of AES-CTR (62
+//! against 40 cycles before anything but rounds and multiplies), and each multiply saved
+//! is worth more than an AES round.
 //! There, XORs and shuffles cost time only beside both the AES rounds and the
 //! multiplies: 32 `VAESENC` of eight chains take 16 cycles with or without 16 XORs
 //! beside them, but with 8 multiplies as well, 21.7 cycles without the XORs and 25.7
@@ -636,7 +636,11 @@ macro_rules! stitched_kara {
 
 /// An empty `asm!` that claims to change `a` and `b`: it keeps the code generator from
 /// merging the byte swaps of two hashed vectors into the unpacks that follow them
-/// ([`Kara::mul_add_pair`]), which it otherwise rewrites as more shuffles and blends.
+/// ([`Kara::mul_add_pair`]), which it otherwise rewrites as more shuffles and blends
+/// (AES-256 open's step: 313 instructions with 20 byte shuffles and 6 blends, against
+/// 289 with 8 and none). Measured on an AMD EPYC Zen 3, at 16 KiB, fastest of 75 runs,
+/// TSC cycles, without it and with it: AES-128 open 4410 and 4165, AES-256 open 4998 and
+/// 4777.
 #[inline]
 #[target_feature(enable = "avx")]
 fn opaque2(a: &mut __m256i, b: &mut __m256i) {
