@@ -378,7 +378,8 @@ fn powers16(h: &HPowers) -> [__m512i; VECS] {
 }
 
 /// What the bulk loop multiplies by: `H^16..H^1` as `powers16` lays them out, and for
-/// the Karatsuba form the same powers' `h0 ^ h1`.
+/// the Karatsuba form the same powers' `h0 ^ h1` (the low half of each lane, the only
+/// half read here; see `HXor`).
 struct Powers {
     h: [__m512i; VECS],
     hx: [__m512i; VECS],
