@@ -247,6 +247,19 @@ unsafe fn inner_hash_and_encrypt<H: StitchedHash, const R: usize>(
     let mut regs = unsafe { H::start(state) };
     // SAFETY: `iv` is 16 readable bytes.
     let mut chain = unsafe { _mm_loadu_si128(iv.as_ptr().cast()) };
+    // What enters the first block's rounds: its plaintext, the IV and the first round key;
+    // and the last round key with the first folded in (see `second_half`).
+    // SAFETY: the caller guarantees AES-NI, hence SSE2; `first` is 16 readable bytes.
+    let (mut next_in, last_first) = unsafe {
+        let next_in = match data.first_chunk::<16>() {
+            Some(first) => _mm_xor_si128(
+                _mm_xor_si128(_mm_loadu_si128(first.as_ptr().cast()), chain),
+                rk[0],
+            ),
+            None => chain,
+        };
+        (next_in, _mm_xor_si128(rk[R - 1], rk[0]))
+    };
     let mut encrypted = 0;
     let mut k = 0;
     while k < total {
@@ -263,16 +276,19 @@ unsafe fn inner_hash_and_encrypt<H: StitchedHash, const R: usize>(
         let (cbc, _) = data.as_chunks_mut::<16>();
         let mut hook = CbcHook {
             rk,
+            last_first,
             chain,
+            next_in,
             half_done: chain,
-            blocks: &mut cbc[encrypted..limit],
+            blocks: &mut cbc[encrypted..],
+            count: limit - encrypted,
             slots: blocks * H::HOOKS,
             next: 0,
             credit: 0,
         };
         // SAFETY: as above.
         unsafe { H::compress(&mut regs, x, blocks, &mut hook) };
-        chain = hook.chain;
+        (chain, next_in) = (hook.chain, hook.next_in);
         encrypted = limit;
         k += blocks;
     }
@@ -316,11 +332,18 @@ fn hash_block<'a>(
 /// SHA-1/SHA-256 with AES-128 stay at the AES chain's own 1.8.
 struct CbcHook<'a, const R: usize> {
     rk: &'a [__m128i; R],
+    /// `rk[R - 1] ^ rk[0]`.
+    last_first: __m128i,
     /// The chaining value: the last ciphertext block.
     chain: __m128i,
+    /// What enters the next block's first `aesenc`: its plaintext, `chain` and `rk[0]`.
+    next_in: __m128i,
     /// The block in flight, between its two halves.
     half_done: __m128i,
+    /// The blocks of `data` not yet encrypted; this step encrypts the first `count`. The
+    /// one after those is read (it is still plaintext) to fold it into the last round.
     blocks: &'a mut [[u8; 16]],
+    count: usize,
     /// Hook slots in the step.
     slots: usize,
     /// The next half to run: block `next / 2`, first or second half.
@@ -333,48 +356,81 @@ struct CbcHook<'a, const R: usize> {
 impl<const R: usize> Hook for CbcHook<'_, R> {
     #[inline(always)]
     fn call(&mut self) {
-        self.credit += 2 * self.blocks.len();
+        self.credit += 2 * self.count;
         while self.credit >= self.slots {
             self.credit -= self.slots;
             let h = self.next;
             self.next += 1;
-            let block = &mut self.blocks[h / 2];
             if h.is_multiple_of(2) {
                 // SAFETY: hooks run only inside the stitched kernels, which have AES-NI.
-                self.half_done = unsafe { first_half(self.rk, self.chain, block) };
+                self.half_done = unsafe { first_half(self.rk, self.next_in) };
             } else {
+                let (block, after) = self.blocks[h / 2..].split_first_mut().unwrap();
                 // SAFETY: as above.
-                self.chain = unsafe { second_half(self.rk, self.half_done, block) };
+                (self.chain, self.next_in) = unsafe {
+                    second_half(
+                        self.rk,
+                        self.last_first,
+                        self.half_done,
+                        block,
+                        after.first(),
+                    )
+                };
             }
         }
     }
 }
 
-/// The first half of one CBC step: `block ^ chain` through the first `(R - 1) / 2` rounds.
-/// The first round key goes into the plaintext first, off the chain's critical path.
+/// The first half of one CBC step: the block's input (plaintext, chaining value and first
+/// round key, XORed) through rounds 1 to `(R - 1) / 2`.
 #[inline]
 #[target_feature(enable = "aes")]
-fn first_half<const R: usize>(rk: &[__m128i; R], chain: __m128i, block: &[u8; 16]) -> __m128i {
-    // SAFETY: `block` is 16 readable bytes.
-    let p = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
-    let mut s = _mm_xor_si128(_mm_xor_si128(p, rk[0]), chain);
+fn first_half<const R: usize>(rk: &[__m128i; R], input: __m128i) -> __m128i {
+    let mut s = input;
     for k in &rk[1..=(R - 1) / 2] {
         s = _mm_aesenc_si128(s, *k);
     }
     s
 }
 
-/// The rest of the CBC step: stores the ciphertext in `block` and returns it.
+/// The rest of the CBC step: stores the ciphertext in `block`; returns it and the input
+/// of the `next` block's first half (if there is one).
+///
+/// The next block's plaintext and first round key go into this block's last round key:
+/// `aesenclast(s, rk[R - 1] ^ rk[0] ^ p)` is the next input, and XORing `rk[0] ^ p` back
+/// out of it, off the chain, gives the ciphertext. So the serial chain is the AES rounds
+/// alone, without an XOR per block: 14 AES-round latencies per AES-256 block rather than
+/// 14 and one XOR's (gcm-core's `cbc_encrypt` does the same). Measured on an AMD EPYC
+/// Zen 3 (family 25 model 1; AES latency 4), fastest of 30 runs, seal at 16 KiB:
+/// AES-128-CBC-SHA1 13.69 -> 13.28 us, AES-256-CBC-SHA256 18.78 -> 18.49 us,
+/// AES-256-CBC-SHA384 30.5 -> 29.0 us; at 1350 bytes 1.5-2.7% faster.
 #[inline]
 #[target_feature(enable = "aes")]
-fn second_half<const R: usize>(rk: &[__m128i; R], mut s: __m128i, block: &mut [u8; 16]) -> __m128i {
+fn second_half<const R: usize>(
+    rk: &[__m128i; R],
+    last_first: __m128i,
+    mut s: __m128i,
+    block: &mut [u8; 16],
+    next: Option<&[u8; 16]>,
+) -> (__m128i, __m128i) {
     for k in &rk[(R - 1) / 2 + 1..R - 1] {
         s = _mm_aesenc_si128(s, *k);
     }
-    s = _mm_aesenclast_si128(s, rk[R - 1]);
+    let (c, next_in) = match next {
+        Some(next) => {
+            // SAFETY: `next` is 16 readable bytes.
+            let p = unsafe { _mm_loadu_si128(next.as_ptr().cast()) };
+            let next_in = _mm_aesenclast_si128(s, _mm_xor_si128(last_first, p));
+            (_mm_xor_si128(next_in, _mm_xor_si128(p, rk[0])), next_in)
+        }
+        None => {
+            let c = _mm_aesenclast_si128(s, rk[R - 1]);
+            (c, c)
+        }
+    };
     // SAFETY: `block` is 16 writable bytes.
-    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), s) };
-    s
+    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), c) };
+    (c, next_in)
 }
 
 /// [`inner_hash_and_encrypt`] for one engine and both AES key sizes, built with the
