@@ -113,7 +113,7 @@ pub(crate) trait HashAlg {
     /// Seal's whole inner hash, from `state` (after the key block) over `head || data`
     /// and the final padding, with the CBC encryption of `data`'s whole blocks stitched
     /// in (see `x86_64::stitch`); returns the bytes encrypted. `None` (and nothing done)
-    /// if `engine` has no stitched kernel.
+    /// if `engine` has no stitched kernel, or the stitch does not pay for this length.
     ///
     /// # Safety
     /// `engine` was accepted by [`Self::is_available`], and the CPU has AES-NI.
@@ -461,6 +461,15 @@ impl HashAlg for Sha384 {
         keys: stitch::AesKeys<'_>,
         iv: &mut [u8; 16],
     ) -> Option<usize> {
+        // An inner message of one block (up to 98 bytes of data) seals faster without the
+        // stitch, whose set-up then outweighs the one to six CBC blocks it hides. Measured
+        // on an AMD EPYC Zen 3 (family 25 model 1, AVX2 engine), AES-256-CBC-SHA384 seal,
+        // fastest of 60000, TSC cycles, stitched against plain: 16 B 1421 / 1274, 64 B
+        // 1445 / 1421, 96 B 1544 / 1519; with two blocks the stitch wins: 112 B 1935 /
+        // 2033, 160 B 1911 / 2180. The length is public.
+        if head.len() + data.len() + 1 + Self::LENGTH_FIELD_LEN <= Self::BLOCK_LEN {
+            return None;
+        }
         // SAFETY: the caller guarantees the engine's features (it was available) and
         // AES-NI.
         unsafe {
