@@ -97,7 +97,10 @@ impl GcmKey {
         if let Ok(this) = &mut this {
             match &mut *this.engine {
                 #[cfg(target_arch = "x86_64")]
-                Engine::Vaes512(k, t) => k.init(key, t.aesni()),
+                Engine::Vaes512(k, t) => {
+                    k.init(key, t.aesni());
+                    vaes512_gcm::prepare_key(k, *t);
+                }
                 #[cfg(target_arch = "x86_64")]
                 Engine::Vaes256(k, t) => k.init(key, t.aesni()),
                 #[cfg(target_arch = "x86_64")]
@@ -366,7 +369,9 @@ from_ciphers! {
 impl Engine {
     #[cfg(target_arch = "x86_64")]
     pub(crate) fn vaes512(aes: crate::x86_64::RoundKeys, t: Vaes512Token) -> Self {
-        Engine::Vaes512(HwKey::from_round_keys(aes, t.aesni()), t)
+        let mut k = HwKey::from_round_keys(aes, t.aesni());
+        vaes512_gcm::prepare_key(&mut k, t);
+        Engine::Vaes512(k, t)
     }
     #[cfg(target_arch = "x86_64")]
     pub(crate) fn vaes256(aes: crate::x86_64::RoundKeys, t: Vaes256Token) -> Self {

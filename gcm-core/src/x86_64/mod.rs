@@ -196,6 +196,11 @@ pub(crate) struct Tuning {
     /// The 512-bit kernel sends messages of a few blocks to the 128-bit kernel's short
     /// path (see `vaes512_gcm::SHORT_IN_128_BITS_MAX_BLOCKS`).
     pub(crate) short_in_128_bits: bool,
+    /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long
+    /// AES-128 message instead of once per 16, multiplying the first 16 by `H^32..H^17`
+    /// (`HwKey::h_high`), so that its loop-carried reduction spans two iterations (AMD Zen
+    /// 5; see `vaes512_gcm::PAIR_MIN_LEN`).
+    pub(crate) pair_reduction: bool,
 }
 
 /// Everything a hardware GCM kernel needs, made once per key.
@@ -204,8 +209,18 @@ pub(crate) struct HwKey {
     pub(crate) aes: RoundKeys,
     pub(crate) h: HPowers,
     pub(crate) hx: HXor,
+    /// `H^32..H^17` and their Karatsuba factors, for `Tuning::pair_reduction` only (zero
+    /// when the key's tuning does not use them; see `vaes512_gcm::high_powers_into`).
+    pub(crate) h_high: HighPowers,
+    pub(crate) hx_high: HighPowers,
     pub(crate) tuning: Tuning,
 }
+
+/// Sixteen powers of `H` beyond `HPowers`' (`H^32..H^17`, highest first, in the same
+/// representation), or the XOR of each one's 64-bit halves (in both halves).
+#[derive(Clone)]
+#[repr(C, align(64))]
+pub(crate) struct HighPowers(pub(crate) [__m128i; 16]);
 
 impl HwKey {
     /// Expands the AES key and derives the hash-key powers.
