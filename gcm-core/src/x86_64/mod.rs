@@ -194,7 +194,7 @@ pub(crate) struct Tuning {
     /// products per block instead of four (see `vaes512_gcm::stitched`).
     pub(crate) save_multiplies: bool,
     /// The 512-bit kernel sends messages of a few blocks to the 128-bit kernel's short
-    /// path (see `vaes512_gcm::SHORT_IN_128_BITS_MAX_BLOCKS`).
+    /// path (AMD Zen 4; see `vaes512_gcm::SHORT_IN_128_BITS_MAX_BLOCKS`).
     pub(crate) short_in_128_bits: bool,
     /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long
     /// AES-128 message instead of once per 16, multiplying the first 16 by `H^32..H^17`

@@ -166,12 +166,16 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
 /// AES-192 was not measured and keeps one reduction per step.
 const PAIR_MIN_LEN: usize = 2048;
 
-/// Where the key's tuning says so (AMD), messages of up to this many blocks take the
+/// Where the key's tuning says so (AMD Zen 4), messages of up to this many blocks take the
 /// 128-bit kernel's short path instead of this one: on Zen 4, whose 512-bit instructions
 /// issue as two 256-bit halves, a message of a block or two costs less in 128-bit vectors
 /// than in (mostly empty) 512-bit ones. Measured there, AES-128 seal / open MB/s at 16, 32
 /// and 48 bytes: 512-bit 333 / 309, 659 / 618, 997 / 927; 128-bit 398 / 363, 776 / 669,
-/// 1074 / 986. From 64 bytes the 512-bit path opens faster (1234 against 1148).
+/// 1074 / 986. From 64 bytes the 512-bit path opens faster (1234 against 1148). Zen 5
+/// (family 0x1a model 2), whose vector units are 512 bits wide, goes the other way: TSC
+/// per call, the two alternated in one process, fastest of five runs, 512-bit against
+/// 128-bit, AES-128 seal 16 / 32 / 48 bytes 62 / 65 / 62 against 68 / 75 / 81, open
+/// 68 / 68 / 68 against 68 / 75 / 78; AES-256 seal 78 / 75 / 75 against 78 / 88 / 91.
 const SHORT_IN_128_BITS_MAX_BLOCKS: usize = 3;
 
 /// Associated data that fits one vector, and messages that fit three, take the short path.
