@@ -913,12 +913,14 @@ unsafe fn bulk_with<
             off = CHUNK;
             // Pairs: the output of the step before is hashed by the high powers with the
             // running hash folded in, this step's output by the low ones in the next
-            // step, and the two sums reduced together.
+            // step, and the two sums reduced together. A message can end on a pair's
+            // first half, whose sum then waits, unreduced, for the last ciphertext.
             let high = if PAIR {
                 Powers::high(key)
             } else {
                 Powers::unused()
             };
+            let mut first_half: Option<Wide> = None;
             while PAIR && off + CHUNK <= io.len {
                 let hash_in = carry.added_to(hash_input(&pending));
                 // SAFETY: `off + CHUNK <= io.len`.
@@ -937,17 +939,8 @@ unsafe fn bulk_with<
                 off += CHUNK;
                 pending = out;
                 if off + CHUNK > io.len {
-                    // The pair ends with the message: its second half is the last
-                    // ciphertext, hashed after the loop onto the first half's sum.
-                    let x = hash16_onto(&powers.h, w_high, &pending);
-                    let rem = io.len - off;
-                    if rem == 0 {
-                        return x;
-                    }
-                    // SAFETY: `off + rem == io.len`.
-                    return unsafe {
-                        tail::<NR, ENC, HASH>(&key.h, &rk, ctrs.le(), x, io.skip(off), rem)
-                    };
+                    first_half = Some(w_high);
+                    break;
                 }
                 // SAFETY: `off + CHUNK <= io.len`.
                 let input = unsafe { load4(io, off) };
@@ -985,7 +978,11 @@ unsafe fn bulk_with<
                 off += CHUNK;
                 pending = out;
             }
-            x = hash16(&powers.h, carry.value(), &pending);
+            x = match first_half {
+                // The pair's second half is the last ciphertext, by the low powers.
+                Some(w) => hash16_onto(&powers.h, w, &pending),
+                None => hash16(&powers.h, carry.value(), &pending),
+            };
         }
     } else {
         let mut carry = Carry::new(x, &key.h);
