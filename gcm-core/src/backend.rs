@@ -313,7 +313,8 @@ mod tests {
         assert!(amd.save_multiplies && amd.short_in_128_bits && !amd.pair_reduction);
         assert!(!intel.save_multiplies && !intel.short_in_128_bits && !intel.pair_reduction);
         assert_eq!(tuning_for_cpu(cpu(Vendor::Other)), intel);
-        // Zen 5 (family 0x1a model 2): the 32-block reduction as well.
+        // Zen 5 (family 0x1a model 2): the 32-block reduction, and short messages kept in
+        // the 512-bit kernel.
         let zen5 = tuning_for_cpu(Cpu {
             family: 0x1a,
             model: 0x02,
