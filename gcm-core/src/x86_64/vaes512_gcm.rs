@@ -26,6 +26,23 @@
 //! AES pipes, plain XORs do not. The 14 multiplies of an iteration thus need 28 cycles
 //! against AES-128's 22: there the multiplier, and the chain through it, set the pace.
 //!
+//! Tried there and not kept (TSC ticks per 16 KiB call, alternated in one process with
+//! aws-lc-rs as a control):
+//! - A pair as one pass of 32 blocks (eight AES chains, enough for two `VAESENC` a cycle
+//!   at a latency of 4, rather than four chains a call), with the pair's 32 blocks of
+//!   ciphertext hashed in the next pass: seal AES-128 2057-2099 -> 2138-2194, AES-256
+//!   (paired too) 2347-2369 -> 2629-2659; open no faster (AES-256 slower). A first
+//!   version that byte-swapped only half its hash input looked 7% faster: the
+//!   `VPSHUFB`s were what it saved.
+//! - Which is the cost of the byte swap of the hash input, four `VPSHUFB` an iteration on
+//!   the AES pipes: replaced by `VPSHUFD` (a wrong hash, timing only), AES-128 seal 4% and
+//!   AES-256 seal 7% faster. Every other full byte reversal measured there also shares
+//!   those pipes (`VPERMB`, `VPERMI2B`, `VPMULTISHIFTQB`, `VGF2P8AFFINEQB`, and the
+//!   rotates `VPROLD`/`VPSHLDW` that a shift-based one would take); only whole-word
+//!   shuffles (`VPSHUFD`, `VPSHUFLW`/`HW`) and `VPUNPCKLBW` run beside the AES.
+//! - Reading the previous ciphertext back from memory instead of keeping it in registers
+//!   (AES-256 seal): 2141-2161 -> 2265-2291.
+//!
 //! Reduction happens in all four lanes at once (two multiplies, two shuffles, two
 //! three-way XORs, see `clmul` for the algebra), after which the four lanes are XORed into
 //! one 128-bit value: linearity lets the lane sum wait until after the reduction.

@@ -19,6 +19,16 @@
 //! scalar (two `VMOVQ` a round between them) compressed 6-7% faster alone, but opened
 //! AES-256-CBC-SHA384 records no faster at 256 and 1350 bytes and 1.6% faster at 16 KiB.
 //!
+//! On AMD Zen 5 (EPYC, family 0x1a model 2), vector rounds were not tried again: there a
+//! chain of dependent `VPADDQ`, `VPXOR`, `VPTERNLOGQ` or `VPROLQ` takes 2 cycles a step,
+//! so Σ alone would cost 4 on the chain. The scalar rounds there run six simple
+//! operations a cycle, `rorx` three. Timed in one process (TSC ticks, fastest of 400),
+//! 16 KiB: this engine's compression of 128 blocks 38.4-39.0k (`FewestOps`), OpenSSL's
+//! SHA-384 of the same bytes (129 blocks) 38.8-39.5k: the same speed a block. The
+//! short-chain form compressed 4% faster in that loop, but opened AES-256-CBC-SHA384
+//! records no faster (16 KiB 16.35k / 16.36k ns; 1350 B 0.5% and 4% slower in two runs),
+//! so Zen 5 keeps the fewest operations.
+//!
 //! What bounds the rounds on AMD Zen 3 (EPYC, family 25 model 1) is the integer ALUs,
 //! not the schedule or the spills. Both blocks of a pair run at about 6.8 core cycles a
 //! round (OpenSSL's AVX2 SHA-512 there: 6.7). Of a round's 22 operations, the six
