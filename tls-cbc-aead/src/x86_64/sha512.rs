@@ -26,8 +26,9 @@
 //! 16 KiB: this engine's compression of 128 blocks 38.4-39.0k (`FewestOps`), OpenSSL's
 //! SHA-384 of the same bytes (129 blocks) 38.8-39.5k: the same speed a block. The
 //! short-chain form compressed 4% faster in that loop, but opened AES-256-CBC-SHA384
-//! records no faster (16 KiB 16.35k / 16.36k ns; 1350 B 0.5% and 4% slower in two runs),
-//! so Zen 5 keeps the fewest operations.
+//! records no faster in one session (16 KiB 16.35k / 16.36k ns; 1350 B 0.5% and 4%
+//! slower in two runs) and 2-3.5% faster at 8-16 KiB in another, while the stitched seal
+//! ran 5-6% slower with it; so Zen 5 keeps the fewest operations.
 //!
 //! What bounds the rounds on AMD Zen 3 (EPYC, family 25 model 1) is the integer ALUs,
 //! not the schedule or the spills. Both blocks of a pair run at about 6.8 core cycles a
