@@ -111,8 +111,9 @@ openssl_v=$(openssl version 2>/dev/null || echo "unknown")
     echo
     echo "In-place seal and open with a detached 16-byte tag, one key reused, 12-byte nonce, 13 bytes"
     echo "of AD (a TLS 1.2 record header). Time is the thread's CPU time"
-    echo "(\`clock_gettime(CLOCK_THREAD_CPUTIME_ID)\`). Implementations are measured round-robin at each"
-    echo "size, several rounds, and the median round is reported; 1 MB = 10^6 bytes. Every implementation's"
+    echo "(\`clock_gettime(CLOCK_THREAD_CPUTIME_ID)\`). Implementations take turns at each size; each"
+    echo "round measures every size in turn (so a figure's rounds are spread over its whole table), and"
+    echo "the median round is reported; 1 MB = 10^6 bytes. Every implementation's"
     echo "tag and ciphertext are checked against the others before timing. \`ours\` is \`aes_gcm_vaes::Aes128Gcm\`"
     echo "/ \`Aes256Gcm\` called through the \`aead\` traits, as the RustCrypto peer is, with the back end it"
     echo "picks on this CPU; \`ours-<backend>\` forces one with \`AesGcm::new_with_backend\`. \`AES-CTR only\` is"

@@ -20,14 +20,14 @@ usage: speed [options]
   --chunks A,B,...   message sizes in bytes (default 16,64,256,512,1350,4096,8192,16384;
                      TLS CBC default 16,256,1350,8192,16384)
   --timeout SECS     CPU seconds per measurement (default 1, or 0.1 with --peers)
-  --rounds N         interleaved rounds per measurement, median reported
-                     (default 1, or 7 with --peers)
+  --rounds N         rounds per figure, median reported (default 1, or 7 with
+                     --peers); each round measures every size in turn
   --backend NAME     force our back end: vaes512, vaes256, aesni or portable
   --all-backends     also measure ours with every other back end this CPU has
   --core             also measure gcm_core::GcmKey called directly (ours-core), to see
                      what the aead trait layer of aes-gcm-vaes costs
   --peers            also measure RustCrypto aes-gcm, ring, aws-lc-rs, graviola and
-                     OpenSSL (those built in), round-robin per size
+                     OpenSSL (those built in), taking turns at each size
   --roofline         also measure our AES-CTR-only loop (same AES code, no GHASH)
   --tls-cbc          TLS CBC-HMAC records: ours (feature tls-cbc), OpenSSL's composition
                      and OpenSSL's stitched ciphers
@@ -230,6 +230,33 @@ fn our_subjects(o: &Opts, alg: Alg) -> Vec<Box<dyn Subject>> {
     v
 }
 
+/// The samples of one operation: `rounds` rounds, each measuring every size in turn and,
+/// at each size, every column (`measure(column, size)`) in turn. Returns them by size,
+/// then column, then round.
+///
+/// The round is the outer loop so that a figure's rounds are spread over the whole sweep,
+/// not taken back to back: on a shared machine a slow phase of a few seconds then lands in
+/// a few rounds of many figures, which their medians discard, rather than in every round
+/// of one figure, which moves it (seen on the Zen 5 development host: one implementation's
+/// cell off by 20-30% with 11 back-to-back rounds). The columns still take turns at each
+/// size, so the ratios between them come from the same moments.
+fn sweep(
+    rounds: usize,
+    sizes: &[usize],
+    columns: usize,
+    mut measure: impl FnMut(usize, usize) -> Sample,
+) -> Vec<Vec<Vec<Sample>>> {
+    let mut samples = vec![vec![Vec::with_capacity(rounds); columns]; sizes.len()];
+    for _ in 0..rounds {
+        for (by_column, &len) in samples.iter_mut().zip(sizes) {
+            for (column, rounds_so_far) in by_column.iter_mut().enumerate() {
+                rounds_so_far.push(measure(column, len));
+            }
+        }
+    }
+    samples
+}
+
 fn print_median_line(prefix: &str, samples: &[Sample], what: &str, len: usize, op: &str) {
     let rates: Vec<f64> = samples.iter().map(|s| s.mb_per_s(len)).collect();
     let m = median(&rates);
@@ -293,18 +320,20 @@ fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
             Alg::Aes256Gcm => "AES-256-CTR",
         };
         for &op in &ops {
-            for &len in &sizes {
-                let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); subs.len()];
-                let mut roof: Vec<Sample> = Vec::new();
-                for _ in 0..rounds {
-                    for (i, s) in subs.iter_mut().enumerate() {
-                        samples[i].push(s.measure(op, len, budget));
-                    }
-                    // The roofline is the same for both directions; measure it once.
-                    if o.roofline && op == ops[0] {
-                        roof.push(ours::ctr_roofline(alg, o.backend, len, ForBudget(budget)));
-                    }
-                }
+            // The roofline is the same for both directions: it is measured with the first,
+            // as one more column of the sweep.
+            let roofline = o.roofline && op == ops[0];
+            let columns = subs.len() + usize::from(roofline);
+            let swept = sweep(rounds, &sizes, columns, |i, len| match subs.get_mut(i) {
+                Some(s) => s.measure(op, len, budget),
+                None => ours::ctr_roofline(alg, o.backend, len, ForBudget(budget)),
+            });
+            for (&len, mut samples) in sizes.iter().zip(swept) {
+                let roof = if roofline {
+                    samples.pop().unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
                 for (s, smp) in subs.iter().zip(&samples) {
                     let prefix = if several {
                         format!("{:>12}: ", s.name())
@@ -376,14 +405,11 @@ fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
         }
         let mut subs = subjects(alg, o.tls_engines);
         for &op in &ops {
-            for &len in &sizes {
-                let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); subs.len()];
-                for _ in 0..o.rounds() {
-                    for (i, s) in subs.iter_mut().enumerate() {
-                        samples[i].push(s.measure(op, len, o.budget_ns()));
-                    }
-                }
-                for (s, smp) in subs.iter().zip(&samples) {
+            let swept = sweep(o.rounds(), &sizes, subs.len(), |i, len| {
+                subs[i].measure(op, len, o.budget_ns())
+            });
+            for (&len, samples) in sizes.iter().zip(&swept) {
+                for (s, smp) in subs.iter().zip(samples) {
                     print_median_line(
                         &format!("{:>12}: ", s.name()),
                         smp,
@@ -510,6 +536,35 @@ mod tests {
         assert_eq!((o.budget_ns(), o.rounds()), (100_000_000, 7));
         let o = parse(&args("--peers --timeout 0.5 --rounds 3")).unwrap();
         assert_eq!((o.budget_ns(), o.rounds()), (500_000_000, 3));
+    }
+
+    #[test]
+    fn sweep_takes_every_size_in_each_round() {
+        let mut order = Vec::new();
+        let samples = sweep(2, &[16, 64], 3, |column, len| {
+            order.push((column, len));
+            Sample {
+                ops: order.len() as u64,
+                ns: 1,
+            }
+        });
+        // Round by round: both sizes, and at each size every column in turn.
+        let one_round = [(0, 16), (1, 16), (2, 16), (0, 64), (1, 64), (2, 64)];
+        assert_eq!(order, [one_round, one_round].concat());
+        // Returned by size, then column, then round: the call numbers say which.
+        let ops: Vec<Vec<Vec<u64>>> = samples
+            .iter()
+            .map(|by_column| {
+                by_column
+                    .iter()
+                    .map(|r| r.iter().map(|s| s.ops).collect())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            ops,
+            [[[1, 7], [2, 8], [3, 9]], [[4, 10], [5, 11], [6, 12]],]
+        );
     }
 
     #[test]
