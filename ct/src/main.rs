@@ -182,7 +182,9 @@ fn main() -> ExitCode {
     say!("ct-msan: -- TLS CBC: the engine choices no profile picked, forced");
     forced_tls_suites(&mut ledger, &mut seen);
 
-    say!("ct-msan: -- TLS CBC: the SHA-512 engines' rounds in the form other CPUs get");
+    say!(
+        "ct-msan: -- TLS CBC: the SHA-512 engines' rounds and finish steps as other CPUs get them"
+    );
     if tls_cbc_aead::ct_check::swap_round_tuning(true) {
         other_round_form(&mut ledger, &mut seen);
         tls_cbc_aead::ct_check::swap_round_tuning(false);
@@ -237,7 +239,8 @@ fn forced_tls_suites(ledger: &mut Ledger, seen: &mut Seen) {
 }
 
 /// Runs every engine choice on a SHA-512 engine again, with the rounds in the form the
-/// other CPUs get (`swap_round_tuning` is on): one group per suite.
+/// other CPUs get and open's secret-length finish stepping the other way (pairs or single
+/// blocks; `swap_round_tuning` is on): one group per suite.
 fn other_round_form(ledger: &mut Ledger, seen: &mut Seen) {
     let mut seed = 20_000;
     for suite in &tls::SUITES {

@@ -47,7 +47,8 @@ pub(crate) fn hidden(bits: u32) -> bool {
 }
 
 /// Makes keys made from now on run the SHA-512 engines' rounds in the other form than
-/// this CPU gets (see `RoundTuning`), so that the constant-time harness checks
+/// this CPU gets (see `RoundTuning`), and step open's secret-length finish the other way
+/// (pairs or single blocks, see `FinishSteps`), so that the constant-time harness checks
 /// both on any CPU; `false` restores the usual choice. Only in a MemorySanitizer build
 /// (returns true); elsewhere it does nothing and returns false.
 pub fn swap_round_tuning(swap: bool) -> bool {

@@ -14,7 +14,7 @@ use subtle::ConditionallySelectable;
 use crate::x86_64::{sha1_ni, sha256_ni, sha512::RoundForm, sha512_avx2, sha512_avx512, stitch};
 use crate::{
     ct,
-    engine::{HashEngine, RoundTuning},
+    engine::{FinishSteps, HashEngine, RoundTuning},
 };
 
 /// The largest block of the supported hashes (SHA-384).
@@ -76,7 +76,9 @@ pub(crate) trait HashAlg {
     ///
     /// Where it is `Some`, [`Stream`] buffers up to two blocks, so that the blocks it
     /// compresses come in pairs wherever the message allows, and the candidate blocks of
-    /// a secret-length finish go two at a time. On such an engine one block alone costs
+    /// a secret-length finish go two at a time where the CPU's `FinishSteps` says so (not
+    /// on AMD Zen 5, where this separate copy of the rounds cost more in open than it
+    /// saved; see there). On such an engine one block alone costs
     /// more than half of what two do (block A of a pair carries both schedules): the MAC
     /// of an AES-256-CBC-SHA384 record of 1350 bytes took 3 pairs and 6 single blocks,
     /// and now takes 5 pairs and 2 single blocks. Measured on an AMD EPYC Zen 3 (AVX2
@@ -508,6 +510,9 @@ pub(crate) struct Stream<H: HashAlg> {
     compress: Compress<H::State>,
     /// Its two-block compression, if it has one.
     compress_pair: Option<CompressPair<H::State>>,
+    /// Whether a secret-length finish takes its candidate blocks in pairs through
+    /// `compress_pair` (where there is one), or one at a time.
+    finish: FinishSteps,
     state: H::State,
     /// Up to a step less one byte; room for the final padding's blocks beyond it.
     partial: [u8; 3 * MAX_BLOCK_LEN],
@@ -518,20 +523,22 @@ pub(crate) struct Stream<H: HashAlg> {
 impl<H: HashAlg> Stream<H> {
     /// Starts from the initial value.
     #[cfg(test)]
-    pub(crate) fn new(engine: HashEngine, tuning: RoundTuning) -> Self {
-        Self::resume(engine, tuning, H::INITIAL, 0)
+    pub(crate) fn new(engine: HashEngine, tuning: RoundTuning, finish: FinishSteps) -> Self {
+        Self::resume(engine, tuning, finish, H::INITIAL, 0)
     }
 
     /// Continues from a chaining value reached after `blocks` whole blocks.
     pub(crate) fn resume(
         engine: HashEngine,
         tuning: RoundTuning,
+        finish: FinishSteps,
         state: H::State,
         blocks: u64,
     ) -> Self {
         Stream {
             compress: H::compressor(engine, tuning),
             compress_pair: H::pair_compressor(engine, tuning),
+            finish,
             state,
             partial: [0; 3 * MAX_BLOCK_LEN],
             partial_len: 0,
@@ -650,16 +657,21 @@ impl<H: HashAlg> Stream<H> {
         }
 
         // The bit count cannot sit in a block before this one, whatever the secret length,
-        // so those blocks have nothing to select: a block-by-block engine compresses them
-        // in one call. An engine with a pair compression takes them into its pairs with
-        // the candidates instead: with 112 to 239 bytes buffered (about half of all
-        // record lengths for SHA-384), the four blocks go as two pairs rather than a
-        // block, a pair and a block. Their chaining values are never kept, since `last`
-        // is at least `first_candidate`. Zen 3, AES-256-CBC-SHA384 open, fastest of 30
-        // runs: 1400 B 2830-2858 -> 2807-2843 ns, 1200 B 0.6% faster.
+        // so those blocks have nothing to select: going block by block, they are
+        // compressed in one call. Going in pairs, they join the candidates' pairs instead:
+        // with 112 to 239 bytes buffered (about half of all record lengths for SHA-384),
+        // the four blocks go as two pairs rather than a block, a pair and a block. Their
+        // chaining values are never kept, since `last` is at least `first_candidate`.
+        // Zen 3, AES-256-CBC-SHA384 open, fastest of 30 runs: 1400 B 2830-2858 ->
+        // 2807-2843 ns, 1200 B 0.6% faster. Whether to go in pairs is the CPU's
+        // `FinishSteps`.
+        let pairs = match self.finish {
+            FinishSteps::Pairs => self.compress_pair,
+            FinishSteps::Blocks => None,
+        };
         let first_candidate = (buffered + field) / block;
         let mut i = 0;
-        if first_candidate > 0 && self.compress_pair.is_none() {
+        if first_candidate > 0 && pairs.is_none() {
             Self::compress_into(
                 self.compress,
                 &mut self.state,
@@ -674,7 +686,7 @@ impl<H: HashAlg> Stream<H> {
                 r.conditional_assign(s, keep);
             }
         };
-        if let Some(compress_pair) = self.compress_pair {
+        if let Some(compress_pair) = pairs {
             // Two blocks a call, keeping the chaining value between them. All the
             // candidates in one call that keeps every chaining value (a call costs about
             // 45 TSC cycles beyond its rounds) was measured on the same Zen 3 and not
@@ -731,6 +743,16 @@ mod tests {
             .collect()
     }
 
+    /// The ways a secret-length finish can step on `engine`: both where it has a pair
+    /// compression, which one is then taken for depends on the CPU (see `FinishSteps`).
+    fn finish_steps<H: HashAlg>(engine: HashEngine, tuning: RoundTuning) -> Vec<FinishSteps> {
+        if H::pair_compressor(engine, tuning).is_some() {
+            vec![FinishSteps::Pairs, FinishSteps::Blocks]
+        } else {
+            vec![FinishSteps::Pairs]
+        }
+    }
+
     fn streaming_matches<H: HashAlg>() {
         let data: Vec<u8> = (0..700u32).map(|i| (i * 11 + 1) as u8).collect();
         // Under Miri, which checks the memory accesses: each side of a block boundary.
@@ -743,7 +765,7 @@ mod tests {
         for (engine, tuning) in engines::<H>() {
             for &len in &lens {
                 for split in [0, 1.min(len), len / 3, len] {
-                    let mut s = Stream::<H>::new(engine, tuning);
+                    let mut s = Stream::<H>::new(engine, tuning, FinishSteps::Pairs);
                     s.update(&data[..split]);
                     s.update(&data[split..len]);
                     let mut out = [0u8; MAX_OUTPUT_LEN];
@@ -768,7 +790,12 @@ mod tests {
                 (0..=300).step_by(7).chain([b - 9, b]).collect(),
             )
         };
-        for (engine, tuning) in engines::<H>() {
+        let builds = engines::<H>().into_iter().flat_map(|(engine, tuning)| {
+            finish_steps::<H>(engine, tuning)
+                .into_iter()
+                .map(move |steps| (engine, tuning, steps))
+        });
+        for (engine, tuning, steps) in builds {
             for &prefix in &prefixes {
                 for &max_len in &max_lens {
                     let lens: Vec<usize> = if cfg!(miri) {
@@ -777,7 +804,7 @@ mod tests {
                         (0..=max_len).collect()
                     };
                     for len in lens {
-                        let mut s = Stream::<H>::new(engine, tuning);
+                        let mut s = Stream::<H>::new(engine, tuning, steps);
                         s.update(&data[..prefix]);
                         let mut out = [0u8; MAX_OUTPUT_LEN];
                         let suffix = &data[prefix..prefix + max_len];
@@ -785,7 +812,7 @@ mod tests {
                         assert_eq!(
                             &out[..H::OUTPUT_LEN],
                             reference::<H>(&data[..prefix + len]),
-                            "prefix {prefix} max {max_len} len {len} {engine:?} {tuning:?}"
+                            "prefix {prefix} max {max_len} len {len} {engine:?} {tuning:?} {steps:?}"
                         );
                     }
                 }

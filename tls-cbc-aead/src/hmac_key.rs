@@ -6,7 +6,7 @@
 
 use crate::{
     digest::{HashAlg, MAX_BLOCK_LEN, MAX_OUTPUT_LEN, Stream},
-    engine::{HashEngine, RoundTuning},
+    engine::{FinishSteps, HashEngine, RoundTuning},
     padding::MAX_PADDING,
     record::{OpenPath, SealPath},
 };
@@ -18,6 +18,9 @@ pub(crate) struct HmacKey<H: HashAlg> {
     engine: HashEngine,
     /// Which build of the engine, for this CPU's core, chosen once here.
     tuning: RoundTuning,
+    /// How open's secret-length finish steps through its blocks on this CPU, chosen once
+    /// here.
+    finish: FinishSteps,
     inner: H::State,
     outer: H::State,
     /// Which build of `record::open` this key uses, chosen once here.
@@ -31,6 +34,7 @@ impl<H: HashAlg> Clone for HmacKey<H> {
         HmacKey {
             engine: self.engine,
             tuning: self.tuning,
+            finish: self.finish,
             inner: self.inner,
             outer: self.outer,
             open_path: self.open_path,
@@ -63,6 +67,7 @@ impl<H: HashAlg> HmacKey<H> {
         HmacKey {
             engine,
             tuning,
+            finish: FinishSteps::for_this_cpu(),
             inner,
             outer,
             open_path: OpenPath::detect(),
@@ -86,12 +91,12 @@ impl<H: HashAlg> HmacKey<H> {
 
     /// The inner hash, positioned after the key block.
     fn inner(&self) -> Stream<H> {
-        Stream::resume(self.engine, self.tuning, self.inner, 1)
+        Stream::resume(self.engine, self.tuning, self.finish, self.inner, 1)
     }
 
     /// Runs the outer hash over the inner digest; writes the MAC to `out`.
     fn finish_outer(&self, inner_digest: &[u8], out: &mut [u8]) {
-        let mut outer = Stream::<H>::resume(self.engine, self.tuning, self.outer, 1);
+        let mut outer = Stream::<H>::resume(self.engine, self.tuning, self.finish, self.outer, 1);
         outer.update(inner_digest);
         outer.finish(out);
     }
@@ -181,8 +186,8 @@ impl<H: HashAlg> Drop for HmacKey<H> {
         // key-derived bytes in the padding after the path fields (the zeroize test found
         // two such bytes in release builds).
         // SAFETY: `HmacKey` is plain data: word arrays and the `HashEngine`,
-        // `RoundTuning`, `OpenPath` and `SealPath` enums, all `repr(u8)` with a variant of
-        // 0, so all-zero bytes are a valid value; no field has a `Drop`.
+        // `RoundTuning`, `FinishSteps`, `OpenPath` and `SealPath` enums, all `repr(u8)`
+        // with a variant of 0, so all-zero bytes are a valid value; no field has a `Drop`.
         unsafe { zeroize::zeroize_flat_type(self) };
     }
 }

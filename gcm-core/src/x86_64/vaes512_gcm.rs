@@ -39,7 +39,10 @@
 //!   AES-256 seal 7% faster. Every other full byte reversal measured there also shares
 //!   those pipes (`VPERMB`, `VPERMI2B`, `VPMULTISHIFTQB`, `VGF2P8AFFINEQB`, and the
 //!   rotates `VPROLD`/`VPSHLDW` that a shift-based one would take); only whole-word
-//!   shuffles (`VPSHUFD`, `VPSHUFLW`/`HW`) and `VPUNPCKLBW` run beside the AES.
+//!   shuffles (`VPSHUFD`, `VPSHUFLW`/`HW`) and `VPUNPCKLBW` run beside the AES. A
+//!   reversal built from those and 16-bit shifts (`VPSLLW`, `VPSRLW`, OR, `VPSHUFLW`,
+//!   `VPSHUFHW`, `VPSHUFD`: six uops beside the AES for one on its pipes) was correct but
+//!   no faster: AES-256 seal 3.5% slower at 16 KiB, the rest within 2% either way.
 //! - Reading the previous ciphertext back from memory instead of keeping it in registers
 //!   (AES-256 seal): 2141-2161 -> 2265-2291.
 //! - The AES software-pipelined for eight chains at one step's size: each iteration ran
