@@ -284,9 +284,15 @@ mod ours {
                 }
                 fn picked() -> String {
                     let picked = <$t>::new(&Default::default()).ct_engines();
-                    match picked.rounds {
-                        "-" => picked.engines.to_string(),
-                        rounds => format!("{} ({rounds} SHA-512 rounds)", picked.engines),
+                    match (picked.rounds, picked.stitched_rounds) {
+                        ("-", _) => picked.engines.to_string(),
+                        (rounds, stitched) if stitched == rounds || stitched == "-" => {
+                            format!("{} ({rounds} SHA-512 rounds)", picked.engines)
+                        }
+                        (rounds, stitched) => format!(
+                            "{} ({rounds} SHA-512 rounds, {stitched} in the stitched seal)",
+                            picked.engines
+                        ),
                     }
                 }
             }

@@ -91,9 +91,13 @@ pub struct KeyEngines {
     /// [`HashEngine`](crate::HashEngine) name (`sha-ni`, `sha512-avx2`,
     /// `sha512-avx512`).
     pub hash: &'static str,
-    /// The form of the hash rounds, where the engine has two builds (the SHA-512
-    /// engines): `fewest-ops` or `short-chain`; `-` for the other engines.
+    /// The form of the hash rounds of open and of the plain hashes, where the engine has
+    /// two builds (the SHA-512 engines): `fewest-ops` or `short-chain`; `-` for the other
+    /// engines.
     pub rounds: &'static str,
+    /// The form of the stitched seal's hash rounds, as [`Self::rounds`]; `-` also when
+    /// the seal is plain.
+    pub stitched_rounds: &'static str,
     /// Seal: `plain`, or `stitched` (CBC encryption run inside the hash rounds).
     pub seal: &'static str,
     /// Open: `baseline`, or `avx2` (the same code built for AVX2).
@@ -107,27 +111,34 @@ impl KeyEngines {
     ) -> Self {
         use crate::engine::{HashEngine, RoundTuning};
         use crate::record::{OpenPath, SealPath};
+        let rounds = |tuning| match (mac.engine(), tuning) {
+            (HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512, RoundTuning::FewestOps) => {
+                "fewest-ops"
+            }
+            (HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512, RoundTuning::ShortChain) => {
+                "short-chain"
+            }
+            _ => "-",
+        };
+        // What seal runs: stitched only when the cipher hands out AES-NI round keys as
+        // well (see `record::seal`).
+        let seal = match mac.seal_path {
+            SealPath::Plain => "plain",
+            #[cfg(target_arch = "x86_64")]
+            SealPath::Stitched if cipher.aesni_round_keys().is_some() => "stitched",
+            SealPath::Stitched => "plain",
+        };
         KeyEngines {
             engines: crate::engine::of(cipher, mac),
             cipher: cipher.engine_name(),
             hash: H::engine_name(mac.engine()),
-            rounds: match (mac.engine(), mac.tuning()) {
-                (HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512, RoundTuning::FewestOps) => {
-                    "fewest-ops"
-                }
-                (HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512, RoundTuning::ShortChain) => {
-                    "short-chain"
-                }
-                _ => "-",
+            rounds: rounds(mac.tuning()),
+            stitched_rounds: if seal == "stitched" {
+                rounds(mac.stitch_tuning())
+            } else {
+                "-"
             },
-            // What seal runs: stitched only when the cipher hands out AES-NI round keys
-            // as well (see `record::seal`).
-            seal: match mac.seal_path {
-                SealPath::Plain => "plain",
-                #[cfg(target_arch = "x86_64")]
-                SealPath::Stitched if cipher.aesni_round_keys().is_some() => "stitched",
-                SealPath::Stitched => "plain",
-            },
+            seal,
             open: match mac.open_path {
                 OpenPath::Baseline => "baseline",
                 #[cfg(target_arch = "x86_64")]

@@ -6,7 +6,7 @@
 
 use crate::{
     digest::{HashAlg, MAX_BLOCK_LEN, MAX_OUTPUT_LEN, Stream},
-    engine::{FinishSteps, HashEngine, RoundTuning},
+    engine::{FinishSteps, HashEngine, RoundTuning, Tunings},
     padding::MAX_PADDING,
     record::{OpenPath, SealPath},
 };
@@ -16,8 +16,11 @@ pub(crate) struct HmacKey<H: HashAlg> {
     /// The compression function every hash of this key runs, chosen once here (and
     /// available on this CPU: the hashes below rely on it).
     engine: HashEngine,
-    /// Which build of the engine, for this CPU's core, chosen once here.
+    /// Which build of the engine its plain compressions run, for this CPU's core, chosen
+    /// once here.
     tuning: RoundTuning,
+    /// Which build the stitched seal's inner hash runs (see `Tunings`).
+    stitch_tuning: RoundTuning,
     /// How open's secret-length finish steps through its blocks on this CPU, chosen once
     /// here.
     finish: FinishSteps,
@@ -34,6 +37,7 @@ impl<H: HashAlg> Clone for HmacKey<H> {
         HmacKey {
             engine: self.engine,
             tuning: self.tuning,
+            stitch_tuning: self.stitch_tuning,
             finish: self.finish,
             inner: self.inner,
             outer: self.outer,
@@ -44,13 +48,14 @@ impl<H: HashAlg> Clone for HmacKey<H> {
 }
 
 impl<H: HashAlg> HmacKey<H> {
-    /// Keys HMAC on `engine` in its build `tuning`, seal stitched or not. TLS MAC keys
+    /// Keys HMAC on `engine` in its builds `tunings`, seal stitched or not. TLS MAC keys
     /// are as long as the digest, so never longer than a block.
     ///
     /// # Panics
     /// If this CPU cannot run `engine` for `H`, or `stitched` and it has no stitched seal
     /// (callers check both first, see `engine::build`).
-    pub(crate) fn new(key: &[u8], engine: HashEngine, tuning: RoundTuning, stitched: bool) -> Self {
+    pub(crate) fn new(key: &[u8], engine: HashEngine, tunings: Tunings, stitched: bool) -> Self {
+        let tuning = tunings.plain;
         assert!(key.len() <= H::BLOCK_LEN);
         assert!(H::is_available(engine) && (!stitched || H::stitches(engine)));
         let mut pad = [0u8; MAX_BLOCK_LEN];
@@ -67,6 +72,7 @@ impl<H: HashAlg> HmacKey<H> {
         HmacKey {
             engine,
             tuning,
+            stitch_tuning: tunings.stitched,
             finish: FinishSteps::for_this_cpu(),
             inner,
             outer,
@@ -84,9 +90,14 @@ impl<H: HashAlg> HmacKey<H> {
         self.engine
     }
 
-    /// The build of the engine this key runs.
+    /// The build of the engine this key's plain compressions run.
     pub(crate) fn tuning(&self) -> RoundTuning {
         self.tuning
+    }
+
+    /// The build of the engine this key's stitched seal runs.
+    pub(crate) fn stitch_tuning(&self) -> RoundTuning {
+        self.stitch_tuning
     }
 
     /// The inner hash, positioned after the key block.
@@ -137,7 +148,15 @@ impl<H: HashAlg> HmacKey<H> {
         // SAFETY: `self.engine` is available on this CPU (checked in `new`); the caller
         // guarantees AES-NI.
         let encrypted = unsafe {
-            H::stitched_inner_hash(self.engine, self.tuning, &mut state, &head, data, keys, iv)
+            H::stitched_inner_hash(
+                self.engine,
+                self.stitch_tuning,
+                &mut state,
+                &head,
+                data,
+                keys,
+                iv,
+            )
         }?;
         let mut digest = [0u8; MAX_OUTPUT_LEN];
         H::write_digest(&state, &mut digest[..H::OUTPUT_LEN]);
@@ -229,7 +248,7 @@ mod tests {
 
     fn both_paths_match_hmac_on<H: HashAlg>(engine: HashEngine, tuning: RoundTuning) {
         let key: Vec<u8> = (0..H::OUTPUT_LEN as u8).map(|i| i ^ 0xa5).collect();
-        let k = HmacKey::<H>::new(&key, engine, tuning, false);
+        let k = HmacKey::<H>::new(&key, engine, Tunings::both(tuning), false);
         let ad = *b"\x00\x00\x00\x00\x00\x00\x00\x07\x17\x03\x03";
         let record: Vec<u8> = (0..700u32).map(|i| (i * 3) as u8).collect();
         // Under Miri, which checks the memory accesses, a short, a one-block and a

@@ -28,7 +28,11 @@
 //! short-chain form compressed 4% faster in that loop, but opened AES-256-CBC-SHA384
 //! records no faster in one session (16 KiB 16.35k / 16.36k ns; 1350 B 0.5% and 4%
 //! slower in two runs) and 2-3.5% faster at 8-16 KiB in another, while the stitched seal
-//! ran 5-6% slower with it; so Zen 5 keeps the fewest operations.
+//! ran 5-6% slower with it. Once open's constant-time tail went block by block there
+//! (`engine::FinishSteps`), open ran 1.5-6% faster with the short chain at every size,
+//! timed per record in one process, and the stitched seal still 6-8% slower: so on
+//! Zen 5 the plain compressions take the short chain and the stitched seal the fewest
+//! operations (`engine::Tunings`).
 //!
 //! What bounds the rounds on AMD Zen 3 (EPYC, family 25 model 1) is the integer ALUs,
 //! not the schedule or the spills. Both blocks of a pair run at about 6.8 core cycles a

@@ -496,7 +496,7 @@ mod tests {
     use crate::{
         cbc::CbcCipher,
         digest::{HashAlg, Sha1, Sha256, Sha384},
-        engine::{Backend, HashEngine, RoundTuning},
+        engine::{Backend, HashEngine, RoundTuning, Tunings},
         hmac_key::HmacKey,
         record,
     };
@@ -509,7 +509,7 @@ mod tests {
     fn stitched_matches_plain<C: CbcCipher, H: HashAlg>(enc_key: &[u8]) {
         let mac_key: Vec<u8> = (0..H::OUTPUT_LEN as u8).map(|i| i ^ 0x5a).collect();
         let rustcrypto = (HashEngine::RustCrypto, RoundTuning::ShortChain);
-        let plain = HmacKey::<H>::new(&mac_key, rustcrypto.0, rustcrypto.1, false);
+        let plain = HmacKey::<H>::new(&mac_key, rustcrypto.0, Tunings::both(rustcrypto.1), false);
         let ad = [0, 0, 0, 0, 0, 0, 0, 3, 0x17, 3, 3];
         let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + (i >> 8)) as u8).collect();
         let lens: Vec<usize> = if cfg!(miri) {
@@ -528,7 +528,7 @@ mod tests {
             .filter(|&e| H::is_available(e) && H::stitches(e))
             .flat_map(|e| RoundTuning::builds_of(e).iter().map(move |&t| (e, t)));
         for (engine, tuning) in engines {
-            let stitched = HmacKey::<H>::new(&mac_key, engine, tuning, true);
+            let stitched = HmacKey::<H>::new(&mac_key, engine, Tunings::both(tuning), true);
             for backend in Backend::available().filter(|&b| b != Backend::Portable) {
                 let cipher = C::new_on(enc_key, backend).unwrap();
                 for &len in &lens {
