@@ -263,13 +263,13 @@ impl FinishSteps {
     /// 1589, 512 B 2704 / 2587, 1350 B 4621 / 4491, 4 KiB 11566 / 11433, 16 KiB 41392 /
     /// 41278; the AVX2 engine forced there, 256 B 1966 / 1699, 1350 B 5382 / 5304.
     /// Timed inside open, the pair of a 256-byte record's first two candidates took 728
-    /// against 312 + 286 for the blocks, and the block after the pair 390 against 286:
-    /// the pair compression is another copy of the 160 rounds (the bulk one's code runs
-    /// a lone block with only the first block's rounds), and open's other code between
-    /// the calls leaves it cold. The pairs were chosen on Zen 3 (AVX2 engine), where they
-    /// opened 1350-byte records 2.7% faster, before the second block's rounds were written
-    /// out (which made that copy larger); Zen 3, Zen 4 and the Intel cores keep them
-    /// until measured again.
+    /// against 312 + 286 for the blocks, and the block after the pair 390 against 286.
+    /// Likely why: the pair compression is another copy of the 160 rounds (the bulk
+    /// one's code runs a lone block with only the first block's rounds), and open's
+    /// other code between the calls leaves it cold. The pairs were measured on Zen 3
+    /// (AVX2 engine), where they opened 1350-byte records 2.7% faster (see
+    /// `HashAlg::pair_compressor`); Zen 3, Zen 4 and the Intel cores keep them until
+    /// measured again.
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
         if cpu.vendor == gcm_core::__Vendor::Amd && cpu.family >= 0x1a {
             FinishSteps::Blocks
