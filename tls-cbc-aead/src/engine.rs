@@ -165,6 +165,12 @@ impl RoundTuning {
     }
 }
 
+/// AMD from family 0x1a (Zen 5) on: the cores `Tunings` and `FinishSteps` were measured
+/// on when they were made to differ from the others.
+fn amd_zen5_or_later(cpu: gcm_core::__Cpu) -> bool {
+    cpu.vendor == gcm_core::__Vendor::Amd && cpu.family >= 0x1a
+}
+
 /// The round forms of one key: its plain compressions' (open's record MAC, the plain
 /// seal's, both outer hashes, the key's pads) and its stitched seal's inner hash, chosen
 /// per CPU when the key is made.
@@ -213,9 +219,8 @@ impl Tunings {
     /// 47411-48594 (6-8% slower with the short chain).
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
         let stitched = RoundTuning::for_cpu(cpu);
-        let zen5_or_later = cpu.vendor == gcm_core::__Vendor::Amd && cpu.family >= 0x1a;
         Tunings {
-            plain: if zen5_or_later {
+            plain: if amd_zen5_or_later(cpu) {
                 RoundTuning::ShortChain
             } else {
                 stitched
@@ -271,7 +276,7 @@ impl FinishSteps {
     /// `HashAlg::pair_compressor`); Zen 3, Zen 4 and the Intel cores keep them until
     /// measured again.
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
-        if cpu.vendor == gcm_core::__Vendor::Amd && cpu.family >= 0x1a {
+        if amd_zen5_or_later(cpu) {
             FinishSteps::Blocks
         } else {
             FinishSteps::Pairs
