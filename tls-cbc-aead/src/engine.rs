@@ -360,6 +360,52 @@ pub(crate) fn of<C: CbcCipher, H: HashAlg>(cipher: &C, mac: &HmacKey<H>) -> Engi
     }
 }
 
+/// The part of a suite type's API that does not depend on how it takes its IV: the
+/// engine accessors (beside the suite's own `new_with_engines`) and `KeyInit`, which
+/// takes the fastest engines and falls back to the portable ones. Expanded by
+/// `explicit_iv_suite!` and `implicit_iv_suite!` for suite `$name` with cipher `$cipher`,
+/// hash `$hash` and key size `$key`.
+macro_rules! suite_engine_api {
+    ($name:ident, $cipher:ty, $hash:ty, $key:ty) => {
+        impl $name {
+            /// The engines this key runs on.
+            pub fn engines(&self) -> $crate::engine::Engines {
+                $crate::engine::of(&self.cipher, &self.mac)
+            }
+
+            /// The engines `KeyInit::new` picks on this CPU.
+            pub fn best_engines() -> $crate::engine::Engines {
+                $crate::engine::best::<$cipher, $hash>()
+            }
+
+            /// Every choice of engines this CPU can run for this suite.
+            pub fn available_engines() -> impl Iterator<Item = $crate::engine::Engines> {
+                $crate::engine::available::<$cipher, $hash>()
+            }
+
+            /// What this key runs, with names, for the constant-time harness's list of
+            /// what it covered.
+            #[doc(hidden)]
+            pub fn ct_engines(&self) -> $crate::ct_check::KeyEngines {
+                $crate::ct_check::KeyEngines::of(&self.cipher, &self.mac)
+            }
+        }
+
+        impl $crate::aead::KeySizeUser for $name {
+            type KeySize = $key;
+        }
+
+        impl $crate::aead::KeyInit for $name {
+            fn new(key: &$crate::aead::Key<Self>) -> Self {
+                Self::new_with_engines(key, Self::best_engines())
+                    .or_else(|_| Self::new_with_engines(key, $crate::engine::portable()))
+                    .expect("the portable engines always run")
+            }
+        }
+    };
+}
+pub(crate) use suite_engine_api;
+
 #[cfg(test)]
 mod tests {
     use super::{FinishSteps, RoundTuning, Tunings};

@@ -7,7 +7,7 @@
 //! fail.
 
 use aead::{
-    AeadCore, AeadInOut, Buffer, Error, Key, KeyInit, KeySizeUser, Nonce, Result, Tag, TagPosition,
+    AeadCore, AeadInOut, Buffer, Error, Key, Nonce, Result, Tag, TagPosition,
     consts::{U0, U16, U36, U48, U52, U64, U80},
     inout::InOutBuf,
 };
@@ -76,41 +76,9 @@ macro_rules! explicit_iv_suite {
                 let (cipher, mac) = engine::build(enc_key, mac_key, engines)?;
                 Ok($name { cipher, mac })
             }
-
-            /// The engines this key runs on.
-            pub fn engines(&self) -> Engines {
-                engine::of(&self.cipher, &self.mac)
-            }
-
-            /// The engines `KeyInit::new` picks on this CPU.
-            pub fn best_engines() -> Engines {
-                engine::best::<$cipher, $hash>()
-            }
-
-            /// Every choice of engines this CPU can run for this suite.
-            pub fn available_engines() -> impl Iterator<Item = Engines> {
-                engine::available::<$cipher, $hash>()
-            }
-
-            /// What this key runs, with names, for the constant-time harness's list of
-            /// what it covered.
-            #[doc(hidden)]
-            pub fn ct_engines(&self) -> crate::ct_check::KeyEngines {
-                crate::ct_check::KeyEngines::of(&self.cipher, &self.mac)
-            }
         }
 
-        impl KeySizeUser for $name {
-            type KeySize = $key;
-        }
-
-        impl KeyInit for $name {
-            fn new(key: &Key<Self>) -> Self {
-                Self::new_with_engines(key, Self::best_engines())
-                    .or_else(|_| Self::new_with_engines(key, engine::portable()))
-                    .expect("the portable engines always run")
-            }
-        }
+        engine::suite_engine_api!($name, $cipher, $hash, $key);
 
         impl AeadCore for $name {
             type NonceSize = $block;

@@ -6,7 +6,7 @@
 //! chain (a TLS connection is closed after one anyway).
 
 use aead::{
-    Buffer, Key, KeyInit, KeySizeUser, Result,
+    Buffer, Key, Result,
     consts::{U52, U68},
 };
 
@@ -83,41 +83,9 @@ macro_rules! implicit_iv_suite {
                     iv: <$cipher as CbcCipher>::block_from(&key[MAC + $enc..]),
                 })
             }
-
-            /// The engines this key runs on.
-            pub fn engines(&self) -> Engines {
-                engine::of(&self.cipher, &self.mac)
-            }
-
-            /// The engines `KeyInit::new` picks on this CPU.
-            pub fn best_engines() -> Engines {
-                engine::best::<$cipher, $hash>()
-            }
-
-            /// Every choice of engines this CPU can run for this suite.
-            pub fn available_engines() -> impl Iterator<Item = Engines> {
-                engine::available::<$cipher, $hash>()
-            }
-
-            /// What this key runs, with names, for the constant-time harness's list of
-            /// what it covered.
-            #[doc(hidden)]
-            pub fn ct_engines(&self) -> crate::ct_check::KeyEngines {
-                crate::ct_check::KeyEngines::of(&self.cipher, &self.mac)
-            }
         }
 
-        impl KeySizeUser for $name {
-            type KeySize = $key;
-        }
-
-        impl KeyInit for $name {
-            fn new(key: &Key<Self>) -> Self {
-                Self::new_with_engines(key, Self::best_engines())
-                    .or_else(|_| Self::new_with_engines(key, engine::portable()))
-                    .expect("the portable engines always run")
-            }
-        }
+        engine::suite_engine_api!($name, $cipher, $hash, $key);
 
         impl core::fmt::Debug for $name {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
