@@ -52,7 +52,16 @@
 //!   loaded as the kernel loads them, the carry folded into the next block) agreed: no
 //!   faster with eight chains than with four, with or without the loop-carried
 //!   reduction; only a simpler model (every operand in registers, no loads or stores)
-//!   ran a fifth faster.
+//!   ran a fifth faster. Loads are one limit there: a 512-bit load or store issues once
+//!   a cycle (256-bit loads and 128-bit broadcasts twice), and the AES-256 loop reloads
+//!   its 14 spilled round keys every iteration.
+//! - So the round keys broadcast again from their 128-bit copies at each use (one
+//!   broadcast load a round instead of the spilled 512-bit copy): 16 KiB seal 2-7%
+//!   slower, AES-256 open up to 9%, 1350 B within 2%.
+//! - The loop-carried chain cut (each iteration's reduced hash dropped, a wrong tag,
+//!   timing only): AES-128 seal (in pairs) 2% faster, AES-256 seal no faster. The
+//!   chain is not what holds AES-256 back; and AES-256 in pairs, measured again, seals
+//!   1% faster and opens 1-5% slower from 2 KiB to 16 KiB.
 //!
 //! Reduction happens in all four lanes at once (two multiplies, two shuffles, two
 //! three-way XORs, see `clmul` for the algebra), after which the four lanes are XORed into
