@@ -57,7 +57,9 @@
 //!   its 14 spilled round keys every iteration.
 //! - So the round keys broadcast again from their 128-bit copies at each use (one
 //!   broadcast load a round instead of the spilled 512-bit copy): 16 KiB seal 2-7%
-//!   slower, AES-256 open up to 9%, 1350 B within 2%.
+//!   slower, AES-256 open up to 9%, 1350 B within 2%. Nor did freeing registers for
+//!   them help: the Karatsuba factors `powers.hx` derived from `powers.h` in every
+//!   iteration (two uops each beside the AES), 2-10% slower.
 //! - The loop-carried chain cut (each iteration's reduced hash dropped, a wrong tag,
 //!   timing only): AES-128 seal (in pairs) 2% faster, AES-256 seal no faster. The
 //!   chain is not what holds AES-256 back; and AES-256 in pairs, measured again, seals
