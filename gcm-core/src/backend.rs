@@ -85,6 +85,9 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
     // the AES-128 loop waits on its running hash; the reduction per 32 blocks pays there.
     // Its 512-bit instructions issue whole, and short messages stay in this kernel.
     // Zen 4 (family 0x19) was not measured with the pairs and keeps one per 16.
+    // `save_multiplies` also puts the 128-bit kernel's products in Karatsuba form, measured
+    // on Zen 5 with that kernel forced; the AMD cores that run it by default (Zen 1 and 2,
+    // no VAES) were not measured.
     let amd = cpu.vendor == Vendor::Amd;
     let zen5_or_later = amd && cpu.family >= 0x1a;
     crate::x86_64::Tuning {

@@ -25,7 +25,8 @@
 //! shuffles compete with the multiplies for the same port and schoolbook wins; where one
 //! multiply issues every two cycles and takes issue slots the AES instructions need (AMD
 //! Zen 3 and 4), the multiplies are the bottleneck and Karatsuba wins (`vaes256_gcm`, and
-//! `vaes512_gcm` on AMD, with the factors `b0 + b1` precomputed in [`HXor`]). The sum of
+//! `vaes512_gcm` and `aesni_gcm` on AMD, with the factors `b0 + b1` precomputed in
+//! [`HXor`]). The sum of
 //! many such products is reduced once (the reduction is linear), which is what lets the
 //! kernels hash 8 or 16 blocks with one reduction: `X' = (X + B0)·H^n + B1·H^(n-1) + ...`.
 //!
@@ -87,6 +88,30 @@ impl Wide {
             _mm_clmulepi64_si128::<0x10>(a, b),
         );
         self.mi = _mm_xor_si128(self.mi, m);
+    }
+
+    /// Adds `a·b` (unreduced) in Karatsuba form, three multiplies: `b_xor` holds
+    /// `b0 ^ b1` in its low half (an [`HXor`] entry). The middle sum this leaves is
+    /// `Σ (a0 ^ a1)·(b0 ^ b1)`; [`Self::into_schoolbook`] turns it into the schoolbook
+    /// one once, after the last product.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(crate) fn mul_add_karatsuba(&mut self, a: __m128i, b: __m128i, b_xor: __m128i) {
+        self.lo = _mm_xor_si128(self.lo, _mm_clmulepi64_si128::<0x00>(a, b));
+        self.hi = _mm_xor_si128(self.hi, _mm_clmulepi64_si128::<0x11>(a, b));
+        let a_xor = _mm_xor_si128(a, _mm_shuffle_epi32::<0x4e>(a));
+        self.mi = _mm_xor_si128(self.mi, _mm_clmulepi64_si128::<0x00>(a_xor, b_xor));
+    }
+
+    /// A sum built with [`Self::mul_add_karatsuba`] in schoolbook form: each product's
+    /// middle term is its Karatsuba one plus its low and high ones, and so is the sum's.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub(crate) fn into_schoolbook(self) -> Self {
+        Self {
+            mi: _mm_xor_si128(self.mi, _mm_xor_si128(self.lo, self.hi)),
+            ..self
+        }
     }
 
     /// `sum·y^-128 mod g`.

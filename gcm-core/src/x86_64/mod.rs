@@ -191,7 +191,9 @@ pub(crate) struct Tuning {
     /// issue slots the AES instructions need (AMD Zen 4): it adds its running hash to the
     /// next iteration's first block (summing its lanes) instead of multiplying all lanes
     /// by `H^16` (see `vaes512_gcm::Carry`), and multiplies in Karatsuba form, three
-    /// products per block instead of four (see `vaes512_gcm::stitched`).
+    /// products per block instead of four (see `vaes512_gcm::stitched`). The 128-bit
+    /// kernel's bulk loop multiplies in Karatsuba form too (AMD, whose multiplier takes
+    /// one every other cycle; see `aesni_gcm`).
     pub(crate) save_multiplies: bool,
     /// The 512-bit kernel sends messages of a few blocks to the 128-bit kernel's short
     /// path (AMD Zen 4; see `vaes512_gcm::SHORT_IN_128_BITS_MAX_BLOCKS`).

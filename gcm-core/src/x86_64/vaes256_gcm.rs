@@ -107,7 +107,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
         // the round keys and building sixteen counter blocks; the 128-bit kernel's path
         // for a few blocks does less (Zen 4: 16 B seal 188 -> 300 MB/s).
         // SAFETY: forwarded contract; the VAES features include the AES-NI ones.
-        return unsafe { aesni_gcm::gcm::<NR, ENC>(key, t.aesni(), j0, nonce96, aad, io) };
+        return unsafe { aesni_gcm::gcm::<NR, ENC, false>(key, t.aesni(), j0, nonce96, aad, io) };
     }
     let j0 = load_j0(j0);
     let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
