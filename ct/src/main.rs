@@ -66,10 +66,10 @@ const PROFILES: [Profile; 5] = [
         name: "no VAES, no SHA-NI (e.g. Cascade Lake)",
         hide: F::VAES | F::SHA,
     },
-    // AES-NI; SHA-NI, stitched; SHA-384 on the sha2 crate; baseline open.
+    // AES-NI in SSE encoding; SHA-NI, stitched; SHA-384 on the sha2 crate; baseline open.
     Profile {
-        name: "no AVX2 (e.g. Goldmont)",
-        hide: F::AVX2,
+        name: "no AVX (e.g. Goldmont)",
+        hide: F::AVX | F::AVX2,
     },
     // Portable AES; SHA-NI, plain seal (no AES-NI to stitch).
     Profile {

@@ -9,7 +9,8 @@ use subtle::ConstantTimeEq;
 
 #[cfg(target_arch = "x86_64")]
 use crate::x86_64::{
-    AesNiToken, HwKey, InOut, Vaes256Token, Vaes512Token, aesni_gcm, vaes256_gcm, vaes512_gcm,
+    AesNiAvxToken, AesNiToken, HwKey, InOut, Vaes256Token, Vaes512Token, aesni_gcm, vaes256_gcm,
+    vaes512_gcm,
 };
 
 /// Length of a full GCM tag.
@@ -43,6 +44,9 @@ pub(crate) enum Engine {
     Vaes256(HwKey, Vaes256Token),
     #[cfg(target_arch = "x86_64")]
     AesNi(HwKey, AesNiToken),
+    /// `Backend::AesNi` on a CPU with AVX: the same kernel, its bulk loop VEX-encoded.
+    #[cfg(target_arch = "x86_64")]
+    AesNiVex(HwKey, AesNiAvxToken),
     Portable(portable::Key),
 }
 
@@ -80,10 +84,13 @@ impl GcmKey {
                 Engine::Vaes256(HwKey::ZERO, t)
             }
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => {
-                let t = AesNiToken::new().ok_or(Error::BackendUnavailable)?;
-                Engine::AesNi(HwKey::ZERO, t)
-            }
+            Backend::AesNi => match AesNiAvxToken::new() {
+                Some(t) => Engine::AesNiVex(HwKey::ZERO, t),
+                None => {
+                    let t = AesNiToken::new().ok_or(Error::BackendUnavailable)?;
+                    Engine::AesNi(HwKey::ZERO, t)
+                }
+            },
             Backend::Portable => Engine::Portable(portable::Key::new(key)),
             #[allow(unreachable_patterns)]
             _ => return Err(Error::BackendUnavailable),
@@ -105,6 +112,8 @@ impl GcmKey {
                 Engine::Vaes256(k, t) => k.init(key, t.aesni()),
                 #[cfg(target_arch = "x86_64")]
                 Engine::AesNi(k, t) => k.init(key, *t),
+                #[cfg(target_arch = "x86_64")]
+                Engine::AesNiVex(k, t) => k.init(key, t.aesni()),
                 Engine::Portable(_) => {}
             }
         }
@@ -119,7 +128,7 @@ impl GcmKey {
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes256(..) => Backend::Vaes256,
             #[cfg(target_arch = "x86_64")]
-            Engine::AesNi(..) => Backend::AesNi,
+            Engine::AesNi(..) | Engine::AesNiVex(..) => Backend::AesNi,
             Engine::Portable(_) => Backend::Portable,
         }
     }
@@ -188,6 +197,13 @@ impl GcmKey {
                 // SAFETY: as above.
                 unsafe { aesni_gcm::seal_or_open::<true>(k, *t, j0, nonce.len() == 12, aad, io) }
             }
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNiVex(k, t) => {
+                let io = raw(buf);
+                let n96 = nonce.len() == 12;
+                // SAFETY: as above.
+                unsafe { aesni_gcm::vex::seal_or_open::<true>(k, *t, j0, n96, aad, io) }
+            }
             Engine::Portable(k) => k.seal(&j0.to_le_bytes(), aad, buf),
         })
     }
@@ -228,6 +244,13 @@ impl GcmKey {
                 let io = raw(buf.reborrow());
                 // SAFETY: as above.
                 unsafe { aesni_gcm::seal_or_open::<false>(k, *t, j0, nonce.len() == 12, aad, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNiVex(k, t) => {
+                let io = raw(buf.reborrow());
+                let n96 = nonce.len() == 12;
+                // SAFETY: as above.
+                unsafe { aesni_gcm::vex::seal_or_open::<false>(k, *t, j0, n96, aad, io) }
             }
             Engine::Portable(k) => k.open(&j0.to_le_bytes(), aad, buf.reborrow()),
         };
@@ -283,6 +306,12 @@ impl GcmKey {
                 // SAFETY: as above.
                 unsafe { aesni_gcm::ctr(k, *t, counter_block, public, io) }
             }
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNiVex(k, t) => {
+                let io = raw(buf.into());
+                // SAFETY: as above.
+                unsafe { aesni_gcm::vex::ctr(k, *t, counter_block, public, io) }
+            }
             Engine::Portable(k) => k.apply_ctr(counter_block, buf.into()),
         }
     }
@@ -309,6 +338,8 @@ impl GcmKey {
             Engine::Vaes256(k, t) => crate::x86_64::ghash_parts(&k.h, t.aesni(), &[nonce, &lens]),
             #[cfg(target_arch = "x86_64")]
             Engine::AesNi(k, t) => crate::x86_64::ghash_parts(&k.h, *t, &[nonce, &lens]),
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNiVex(k, t) => crate::x86_64::ghash_parts(&k.h, t.aesni(), &[nonce, &lens]),
             Engine::Portable(k) => k.ghash(&[nonce, &lens]),
         })
     }
@@ -379,7 +410,11 @@ impl Engine {
     }
     #[cfg(target_arch = "x86_64")]
     pub(crate) fn aesni(aes: crate::x86_64::RoundKeys, t: AesNiToken) -> Self {
-        Engine::AesNi(HwKey::from_round_keys(aes, t), t)
+        let k = HwKey::from_round_keys(aes, t);
+        match AesNiAvxToken::new() {
+            Some(v) => Engine::AesNiVex(k, v),
+            None => Engine::AesNi(k, t),
+        }
     }
     pub(crate) fn portable(aes: portable::AnyAes) -> Self {
         Engine::Portable(portable::Key::from_cipher(aes))

@@ -23,11 +23,19 @@
 //! call alternated in one process, three runs, Karatsuba against schoolbook: AES-128
 //! seal / open 0.84-0.85 / 0.82-0.83 at 16 KiB, 0.84-0.90 / 0.84-0.90 at 4 KiB,
 //! 0.89-0.91 / 0.86-0.92 at 1350 bytes, 0.94-0.99 / 0.91-0.94 at 256 bytes; AES-256
-//! 0.88-0.91 / 0.83-0.84 at 16 KiB, 0.89-0.94 / 0.86-0.89 at 1350 bytes. Against aws-lc-rs held to its AES-NI + AVX code (`OPENSSL_ia32cap` masking
-//! VAES, VPCLMULQDQ and AVX-512), schoolbook sealed AES-128 at 0.94x and AES-256 at 0.90x
-//! at 16 KiB; Karatsuba 1.12-1.13x and 1.03x. Intel keeps the schoolbook form: there the
-//! multiplier takes one a cycle on a port of its own, and the extra shuffles would share
-//! the ports the AES rounds and the XORs use.
+//! 0.88-0.91 / 0.83-0.84 at 16 KiB, 0.89-0.94 / 0.86-0.89 at 1350 bytes. Intel keeps
+//! the schoolbook form: there the multiplier takes one a cycle on a port of its own, and
+//! the extra shuffles would share the ports the AES rounds and the XORs use.
+//!
+//! On CPUs with AVX the bulk loop is compiled a second time in VEX encoding
+//! ([`batches_vex`], reached through the entry points in [`vex`]): the AES-NI back end
+//! also serves CPUs without AVX (Westmere, the Goldmont Atoms), which need the SSE one.
+//!
+//! Against aws-lc-rs held to its AES-NI + AVX code (`OPENSSL_ia32cap` masking VAES,
+//! VPCLMULQDQ and AVX-512) on that Zen 5, AES-128 / AES-256 seal at 16 KiB: schoolbook
+//! SSE 0.94x / 0.90x; Karatsuba SSE 1.12-1.13x / 1.03x; Karatsuba VEX 1.21-1.22x /
+//! 1.10x (1350 bytes: 1.27-1.34x / 1.21x). A proxy for the AMD cores without VAES that
+//! take this back end by default (Zen 1 and 2), which were not measured.
 //!
 //! Fewer than 8 blocks at the end go through a stack buffer, and are hashed with one
 //! aggregated multiplication by `H^n ... H^1`.
@@ -45,6 +53,48 @@ const CHUNK: usize = 16 * BLOCKS;
 
 kernel_entry_points!(AesNiToken, "aes,pclmulqdq,ssse3,sse4.1", tuned);
 
+/// The entry points with the bulk loop in VEX encoding ([`batches_vex`]), for CPUs with
+/// AVX (`AesNiAvxToken`); everything else is the same kernel.
+pub(crate) mod vex {
+    use super::*;
+    use crate::x86_64::AesNiAvxToken;
+
+    kernel_entry_points!(AesNiAvxToken, "aes,pclmulqdq,ssse3,sse4.1,avx", tuned);
+
+    /// [`super::gcm`] with the VEX bulk loop.
+    ///
+    /// # Safety
+    /// `io` must satisfy the contract of [`InOut::new`](super::super::InOut::new).
+    #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1,avx")]
+    unsafe fn gcm<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
+        key: &HwKey,
+        t: AesNiAvxToken,
+        j0: u128,
+        nonce96: bool,
+        aad: &[u8],
+        io: InOut,
+    ) -> [u8; 16] {
+        // SAFETY: forwarded contract; the token proves AVX.
+        unsafe { gcm_with::<NR, ENC, KARATSUBA, true>(key, t.aesni(), j0, nonce96, aad, io) }
+    }
+
+    /// [`super::bulk`] with the VEX bulk loop (for the CTR entry point).
+    ///
+    /// # Safety
+    /// `io` must satisfy the contract of [`InOut::new`](super::super::InOut::new).
+    #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1,avx")]
+    unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
+        key: &HwKey,
+        ctr: __m128i,
+        public: bool,
+        x: __m128i,
+        io: InOut,
+    ) -> __m128i {
+        // SAFETY: forwarded contract; this function has AVX.
+        unsafe { bulk_with::<NR, ENC, HASH, false, true>(key, ctr, public, x, io) }
+    }
+}
+
 /// The whole of a seal or open (see `kernel_entry_points!`); also the `Vaes256` kernel's
 /// path for messages shorter than its 8-block step.
 ///
@@ -52,6 +102,24 @@ kernel_entry_points!(AesNiToken, "aes,pclmulqdq,ssse3,sse4.1", tuned);
 /// `io` must satisfy the contract of [`InOut::new`](super::InOut::new).
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
 pub(super) unsafe fn gcm<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
+    key: &HwKey,
+    t: AesNiToken,
+    j0: u128,
+    nonce96: bool,
+    aad: &[u8],
+    io: InOut,
+) -> [u8; 16] {
+    // SAFETY: forwarded contract; no VEX.
+    unsafe { gcm_with::<NR, ENC, KARATSUBA, false>(key, t, j0, nonce96, aad, io) }
+}
+
+/// [`gcm`], with the bulk loop in VEX encoding when `VEX`.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`](super::InOut::new), and with `VEX`
+/// the CPU must have AVX.
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+unsafe fn gcm_with<const NR: usize, const ENC: bool, const KARATSUBA: bool, const VEX: bool>(
     key: &HwKey,
     _t: AesNiToken,
     j0: u128,
@@ -69,7 +137,7 @@ pub(super) unsafe fn gcm<const NR: usize, const ENC: bool, const KARATSUBA: bool
     let x = clmul::update(&key.h, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // SAFETY: forwarded contract.
-    let x = unsafe { bulk_with::<NR, ENC, true, KARATSUBA>(key, ctr, nonce96, x, io) };
+    let x = unsafe { bulk_with::<NR, ENC, true, KARATSUBA, VEX>(key, ctr, nonce96, x, io) };
     finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
 }
 
@@ -408,16 +476,23 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     x: __m128i,
     io: InOut,
 ) -> __m128i {
-    // SAFETY: forwarded contract.
-    unsafe { bulk_with::<NR, ENC, HASH, false>(key, ctr, public, x, io) }
+    // SAFETY: forwarded contract; no VEX.
+    unsafe { bulk_with::<NR, ENC, HASH, false, false>(key, ctr, public, x, io) }
 }
 
-/// [`bulk`], hashing in Karatsuba form when `KARATSUBA` (see [`batches`]).
+/// [`bulk`], hashing in Karatsuba form when `KARATSUBA` (see [`batches`]), with the bulk
+/// loop in VEX encoding when `VEX` (see [`vex`]).
 ///
 /// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
+/// `io` must satisfy the contract of [`InOut::new`], and with `VEX` the CPU must have AVX.
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-unsafe fn bulk_with<const NR: usize, const ENC: bool, const HASH: bool, const KARATSUBA: bool>(
+unsafe fn bulk_with<
+    const NR: usize,
+    const ENC: bool,
+    const HASH: bool,
+    const KARATSUBA: bool,
+    const VEX: bool,
+>(
     key: &HwKey,
     ctr: __m128i,
     public: bool,
@@ -425,12 +500,13 @@ unsafe fn bulk_with<const NR: usize, const ENC: bool, const HASH: bool, const KA
     io: InOut,
 ) -> __m128i {
     let fast = public && _mm_cvtsi128_si32(ctr) & 15 == 2;
-    // SAFETY: forwarded contract.
+    // SAFETY: forwarded contract, AVX with `VEX` among it.
     let (mut x, ctr, off) = unsafe {
-        if fast {
-            batches::<NR, ENC, HASH, true, KARATSUBA>(key, ctr, x, io)
-        } else {
-            batches::<NR, ENC, HASH, false, KARATSUBA>(key, ctr, x, io)
+        match (VEX, fast) {
+            (true, true) => batches_vex::<NR, ENC, HASH, true, KARATSUBA>(key, ctr, x, io),
+            (true, false) => batches_vex::<NR, ENC, HASH, false, KARATSUBA>(key, ctr, x, io),
+            (false, true) => batches::<NR, ENC, HASH, true, KARATSUBA>(key, ctr, x, io),
+            (false, false) => batches::<NR, ENC, HASH, false, KARATSUBA>(key, ctr, x, io),
         }
     };
 
@@ -485,108 +561,165 @@ unsafe fn batches<
 >(
     key: &HwKey,
     ctr: __m128i,
+    x: __m128i,
+    io: InOut,
+) -> (__m128i, __m128i, usize) {
+    // SAFETY: forwarded contract; this function has the features the body needs.
+    unsafe { batches_body::<NR, ENC, HASH, FAST, KARATSUBA>(key, ctr, x, io) }
+}
+
+/// [`batches`] in VEX encoding: the same body, compiled with AVX, where three-operand
+/// instructions spare the register copies the two-operand SSE forms need (`PCLMULQDQ`
+/// and `AESENC` overwrite an input). Measured on AMD Zen 5 (family 0x1a model 2, this
+/// back end forced, Karatsuba products), TSC per call, VEX and SSE keys alternated in
+/// one process, two runs: VEX/SSE 0.92-0.95 from 1350 bytes to 16 KiB, AES-128 and
+/// AES-256, seal and open; 0.94-1.00 at 256 bytes. The rest of the kernel (set-up,
+/// associated data, tail, tag) stays in SSE encoding.
+///
+/// # Safety
+/// As [`batches`], and the CPU must have AVX.
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1,avx")]
+unsafe fn batches_vex<
+    const NR: usize,
+    const ENC: bool,
+    const HASH: bool,
+    const FAST: bool,
+    const KARATSUBA: bool,
+>(
+    key: &HwKey,
+    ctr: __m128i,
+    x: __m128i,
+    io: InOut,
+) -> (__m128i, __m128i, usize) {
+    // SAFETY: forwarded contract; this function has the features the body needs.
+    unsafe { batches_body::<NR, ENC, HASH, FAST, KARATSUBA>(key, ctr, x, io) }
+}
+
+/// The body of [`batches`] and [`batches_vex`], inlined into each so that each compiles
+/// it with its own features.
+///
+/// # Safety
+/// As [`batches`]; only called from functions that have its features.
+// The inner `unsafe` blocks stay, each with what makes its memory access sound, inside
+// the one the intrinsics need here (this function has no target features of its own).
+#[allow(unused_unsafe)]
+#[inline(always)]
+unsafe fn batches_body<
+    const NR: usize,
+    const ENC: bool,
+    const HASH: bool,
+    const FAST: bool,
+    const KARATSUBA: bool,
+>(
+    key: &HwKey,
+    ctr: __m128i,
     mut x: __m128i,
     io: InOut,
 ) -> (__m128i, __m128i, usize) {
-    // AES has at least 10 rounds, so all 8 blocks are hashed between rounds.
-    const { assert!(NR > BLOCKS) };
-    let rk = &key.aes.rk;
-    let h = &key.h;
-    let mut counters = Counters::<FAST>::new(ctr, rk[0]);
-    let mut off = 0;
-    if io.len < CHUNK {
-        return (x, ctr, 0);
-    }
-    // Encryption hashes its output two batches late, reading it back from the output:
-    // hashing the batch before would make its multiplies wait for that batch's last
-    // rounds, and keeping it in registers would take 8 of the 16.
-    let mut hashed = 0;
-    if ENC && HASH {
-        while off + CHUNK <= io.len && off < 2 * CHUNK {
-            // SAFETY: `off + CHUNK <= io.len`.
-            let input = unsafe { load8(io, off) };
-            let s = if off == 0 {
-                counters.first()
-            } else {
-                counters.second()
-            };
-            let out = aes8::<NR>(rk, s, &input);
-            // SAFETY: as above.
-            unsafe { store8(io, off, &out) };
-            off += CHUNK;
+    // SAFETY: the callers have AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 (the intrinsics'
+    // features), and the caller's contract covers the memory accesses.
+    unsafe {
+        // AES has at least 10 rounds, so all 8 blocks are hashed between rounds.
+        const { assert!(NR > BLOCKS) };
+        let rk = &key.aes.rk;
+        let h = &key.h;
+        let mut counters = Counters::<FAST>::new(ctr, rk[0]);
+        let mut off = 0;
+        if io.len < CHUNK {
+            return (x, ctr, 0);
         }
-    }
-    // One batch, with the counters of the `$half` (first or second) batch of a pair: the
-    // products of the hash input by the 8 powers from index `$pw` go into `$w`; `$with_x` adds `X` to the first block, `$reduce` reduces `$w` into `X`.
-    // A macro rather than a function, so that the body is always inlined. Input blocks
-    // are loaded where they are used: the hash input through `unshared`, so that on
-    // decryption the two loads of a block are not merged into one value held across
-    // the rounds.
-    macro_rules! batch {
-        ($half:ident, $w:ident, $pw:expr, $with_x:expr, $reduce:expr) => {{
-            let hash_src = if ENC {
-                io.dst.cast_const().wrapping_add(hashed)
-            } else {
-                io.src.wrapping_add(off)
-            };
-            let mut s = counters.$half();
-            for r in 1..NR {
-                for b in s.iter_mut() {
-                    *b = _mm_aesenc_si128(*b, rk[r]);
-                }
-                if HASH && r <= BLOCKS {
-                    // Rounds 1..7 take blocks 1..7, round 8 block 0 (the one with `X`).
-                    let j = r % BLOCKS;
-                    // SAFETY: block `j` of a whole batch: of the input at `off` (the
-                    // caller checked `off + CHUNK <= io.len`), or of output written two
-                    // batches ago (`hashed + 2 * CHUNK == off`).
-                    let mut a = bswap(unsafe {
-                        _mm_loadu_si128(unshared(hash_src.wrapping_add(16 * j)).cast())
-                    });
-                    if $with_x && j == 0 {
-                        a = _mm_xor_si128(a, x);
-                    }
-                    if KARATSUBA {
-                        $w.mul_add_karatsuba(a, h.0[$pw + j], key.hx.0[$pw + j]);
-                    } else {
-                        $w.mul_add(a, h.0[$pw + j]);
-                    }
-                    if $reduce && j == 0 {
-                        x = if KARATSUBA { $w.into_schoolbook() } else { $w }.reduce();
-                        $w = Wide::zero();
-                    }
-                }
-            }
-            for (i, b) in s.iter_mut().enumerate() {
+        // Encryption hashes its output two batches late, reading it back from the output:
+        // hashing the batch before would make its multiplies wait for that batch's last
+        // rounds, and keeping it in registers would take 8 of the 16.
+        let mut hashed = 0;
+        if ENC && HASH {
+            while off + CHUNK <= io.len && off < 2 * CHUNK {
+                // SAFETY: `off + CHUNK <= io.len`.
+                let input = unsafe { load8(io, off) };
+                let s = if off == 0 {
+                    counters.first()
+                } else {
+                    counters.second()
+                };
+                let out = aes8::<NR>(rk, s, &input);
                 // SAFETY: as above.
-                let input = unsafe { _mm_loadu_si128(io.src.add(off + 16 * i).cast()) };
-                *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], input));
+                unsafe { store8(io, off, &out) };
+                off += CHUNK;
             }
-            // SAFETY: as above.
-            unsafe { store8(io, off, &s) };
-            off += CHUNK;
-            if ENC {
-                hashed += CHUNK;
-            }
-        }};
+        }
+        // One batch, with the counters of the `$half` (first or second) batch of a pair: the
+        // products of the hash input by the 8 powers from index `$pw` go into `$w`;
+        // `$with_x` adds `X` to the first block, `$reduce` reduces `$w` into `X`.
+        // A macro rather than a function, so that the body is always inlined. Input blocks
+        // are loaded where they are used: the hash input through `unshared`, so that on
+        // decryption the two loads of a block are not merged into one value held across
+        // the rounds.
+        macro_rules! batch {
+            ($half:ident, $w:ident, $pw:expr, $with_x:expr, $reduce:expr) => {{
+                let hash_src = if ENC {
+                    io.dst.cast_const().wrapping_add(hashed)
+                } else {
+                    io.src.wrapping_add(off)
+                };
+                let mut s = counters.$half();
+                for r in 1..NR {
+                    for b in s.iter_mut() {
+                        *b = _mm_aesenc_si128(*b, rk[r]);
+                    }
+                    if HASH && r <= BLOCKS {
+                        // Rounds 1..7 take blocks 1..7, round 8 block 0 (the one with `X`).
+                        let j = r % BLOCKS;
+                        // SAFETY: block `j` of a whole batch: of the input at `off` (the
+                        // caller checked `off + CHUNK <= io.len`), or of output written two
+                        // batches ago (`hashed + 2 * CHUNK == off`).
+                        let mut a = bswap(unsafe {
+                            _mm_loadu_si128(unshared(hash_src.wrapping_add(16 * j)).cast())
+                        });
+                        if $with_x && j == 0 {
+                            a = _mm_xor_si128(a, x);
+                        }
+                        if KARATSUBA {
+                            $w.mul_add_karatsuba(a, h.0[$pw + j], key.hx.0[$pw + j]);
+                        } else {
+                            $w.mul_add(a, h.0[$pw + j]);
+                        }
+                        if $reduce && j == 0 {
+                            x = if KARATSUBA { $w.into_schoolbook() } else { $w }.reduce();
+                            $w = Wide::zero();
+                        }
+                    }
+                }
+                for (i, b) in s.iter_mut().enumerate() {
+                    // SAFETY: as above.
+                    let input = unsafe { _mm_loadu_si128(io.src.add(off + 16 * i).cast()) };
+                    *b = _mm_aesenclast_si128(*b, _mm_xor_si128(rk[NR], input));
+                }
+                // SAFETY: as above.
+                unsafe { store8(io, off, &s) };
+                off += CHUNK;
+                if ENC {
+                    hashed += CHUNK;
+                }
+            }};
+        }
+        // Two batches per iteration share one reduction: the first is multiplied by
+        // `H^16 ... H^9`, the second by `H^8 ... H^1`. Half the reductions, and `X` is
+        // needed only once per 16 blocks, a whole batch after it was produced.
+        let mut w = Wide::zero();
+        while off + 2 * CHUNK <= io.len {
+            batch!(first, w, HPowers::COUNT - 2 * BLOCKS, true, false);
+            batch!(second, w, HPowers::COUNT - BLOCKS, false, true);
+        }
+        if off + CHUNK <= io.len {
+            batch!(first, w, HPowers::COUNT - BLOCKS, true, true);
+        }
+        if ENC && HASH {
+            // SAFETY: output written above, not written again while the slice lives.
+            let unhashed = unsafe { core::slice::from_raw_parts(io.dst.add(hashed), off - hashed) };
+            x = clmul::update(h, x, unhashed);
+        }
+        (x, counters.next_counter(), off)
     }
-    // Two batches per iteration share one reduction: the first is multiplied by
-    // `H^16 ... H^9`, the second by `H^8 ... H^1`. Half the reductions, and `X` is
-    // needed only once per 16 blocks, a whole batch after it was produced.
-    let mut w = Wide::zero();
-    while off + 2 * CHUNK <= io.len {
-        batch!(first, w, HPowers::COUNT - 2 * BLOCKS, true, false);
-        batch!(second, w, HPowers::COUNT - BLOCKS, false, true);
-    }
-    if off + CHUNK <= io.len {
-        batch!(first, w, HPowers::COUNT - BLOCKS, true, true);
-    }
-    if ENC && HASH {
-        // SAFETY: output written above, not written again while the slice lives.
-        let unhashed = unsafe { core::slice::from_raw_parts(io.dst.add(hashed), off - hashed) };
-        x = clmul::update(h, x, unhashed);
-    }
-    (x, counters.next_counter(), off)
 }
 
 /// `p`, through an empty `asm!` the compiler cannot see into: two loads from the same
@@ -628,6 +761,7 @@ fn hash_tail(h: &HPowers, x: __m128i, blocks: &[[u8; 16]]) -> __m128i {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::x86_64::AesNiAvxToken;
 
     /// Decrypts (AES-128, AES-192) or encrypts (AES-256) `buf` in place from the block
     /// counter `start`, returning the hash, with the fast counters if `public` and the
@@ -701,12 +835,13 @@ mod tests {
     }
 
     /// Seals (`ENC`) or opens `buf` in place with the key's products in Karatsuba form or
-    /// not (`Tuning::save_multiplies`), returning the tag.
+    /// not (`Tuning::save_multiplies`), through the VEX entry point if given its token,
+    /// returning the tag.
     #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
     fn run_tuned<const ENC: bool>(
         hk: &HwKey,
         t: AesNiToken,
-        karatsuba: bool,
+        (karatsuba, vex_token): (bool, Option<AesNiAvxToken>),
         aad: &[u8],
         buf: &mut [u8],
     ) -> [u8; 16] {
@@ -714,20 +849,28 @@ mod tests {
         hk.tuning.save_multiplies = karatsuba;
         let j0 = u128::from_le_bytes([9u8; 16]);
         let p = buf.as_mut_ptr();
-        // SAFETY: in place on the whole of `buf`, one pointer for both sides.
+        // SAFETY: in place on the whole of `buf`, one pointer for both sides; the tokens
+        // prove the features.
         unsafe {
             let io = InOut::new(p.cast_const(), p, buf.len());
-            seal_or_open::<ENC>(&hk, t, j0, true, aad, io)
+            match vex_token {
+                Some(v) => vex::seal_or_open::<ENC>(&hk, v, j0, true, aad, io),
+                None => seal_or_open::<ENC>(&hk, t, j0, true, aad, io),
+            }
         }
     }
 
     /// The bulk loop's two forms of product (Karatsuba, as AMD keys take it, and
-    /// schoolbook, as Intel keys do) give the same tag and ciphertext for every key size,
-    /// on lengths around one and two batches and with the tail, whichever this CPU's
-    /// keys use; and each form opens what it sealed.
+    /// schoolbook, as Intel keys do), each in SSE and (where the CPU has AVX) VEX
+    /// encoding, give the same tag and ciphertext for every key size, on lengths around
+    /// one and two batches and with the tail, whichever this CPU's keys use; and each
+    /// opens what it sealed.
     #[test]
-    fn karatsuba_and_schoolbook_agree() {
+    fn every_form_agrees() {
         let Some(t) = AesNiToken::new() else { return };
+        let vex = AesNiAvxToken::new();
+        let all = [(false, None), (true, None), (false, vex), (true, vex)];
+        let forms = if vex.is_some() { &all[..] } else { &all[..2] };
         let data: [u8; 1200] = core::array::from_fn(|i| (i * 37 % 249) as u8);
         let lens: &[usize] = if cfg!(miri) {
             &[129, 300]
@@ -742,26 +885,29 @@ mod tests {
             for aad_len in [0, 13, 80] {
                 let aad = &data[data.len() - aad_len..];
                 for &len in lens {
-                    let what = (key_len, aad_len, len);
-                    let (mut a, mut b) = (data, data);
+                    let mut expected = data;
                     // SAFETY: the token proves the features.
-                    let (ta, tb) = unsafe {
-                        (
-                            run_tuned::<true>(&hk, t, true, aad, &mut a[..len]),
-                            run_tuned::<true>(&hk, t, false, aad, &mut b[..len]),
-                        )
-                    };
-                    assert_eq!(ta, tb, "tag; key, AD, message bytes: {what:?}");
-                    assert!(a[..len] == b[..len], "ciphertext; {what:?}");
-                    for (karatsuba, buf) in [(true, &mut a), (false, &mut b)] {
+                    let tag =
+                        unsafe { run_tuned::<true>(&hk, t, forms[0], aad, &mut expected[..len]) };
+                    for &form in &forms[1..] {
+                        let what = (form.0, form.1.is_some(), key_len, aad_len, len);
+                        let mut buf = data;
                         // SAFETY: as above.
-                        let tag =
-                            unsafe { run_tuned::<false>(&hk, t, karatsuba, aad, &mut buf[..len]) };
-                        assert_eq!(tag, ta, "open's tag, Karatsuba {karatsuba}; {what:?}");
-                        assert!(
-                            buf[..len] == data[..len],
-                            "plaintext, Karatsuba {karatsuba}; {what:?}"
+                        let seal = unsafe { run_tuned::<true>(&hk, t, form, aad, &mut buf[..len]) };
+                        assert_eq!(
+                            seal, tag,
+                            "tag; Karatsuba, VEX, key, AD, message bytes: {what:?}"
                         );
+                        assert!(buf[..len] == expected[..len], "ciphertext; {what:?}");
+                    }
+                    for &form in forms {
+                        let what = (form.0, form.1.is_some(), key_len, aad_len, len);
+                        let mut buf = expected;
+                        // SAFETY: as above.
+                        let open =
+                            unsafe { run_tuned::<false>(&hk, t, form, aad, &mut buf[..len]) };
+                        assert_eq!(open, tag, "open's tag; {what:?}");
+                        assert!(buf[..len] == data[..len], "plaintext; {what:?}");
                     }
                 }
             }

@@ -8,9 +8,9 @@
 //! 128-bit kernels use the same table (they only ever reach the last 8 entries).
 //!
 //! Whether a kernel may run is proven by a zero-sized token ([`AesNiToken`],
-//! [`Vaes256Token`], [`Vaes512Token`]) that can only be made after the CPU check; the
-//! engine enum stores the token next to the key, and every `unsafe` call into a
-//! `#[target_feature]` function cites it.
+//! [`AesNiAvxToken`], [`Vaes256Token`], [`Vaes512Token`]) that can only be made after the
+//! CPU check; the engine enum stores the token next to the key, and every `unsafe` call
+//! into a `#[target_feature]` function cites it.
 
 // Kernels index round keys and hash-key powers by round or block number, in step
 // with other arrays; index loops say that more plainly than zipped iterators.
@@ -141,6 +141,24 @@ token!(
     Vaes512Token,
     Backend::Vaes512
 );
+
+/// Proof that the `AesNi` features plus AVX (with YMM state) are present: the 128-bit
+/// kernel's bulk loop then runs in VEX encoding (see `aesni_gcm::vex`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AesNiAvxToken(());
+
+impl AesNiAvxToken {
+    /// The token, if this CPU has the features; `None` otherwise.
+    pub(crate) fn new() -> Option<Self> {
+        use crate::cpu::CpuFeatures as F;
+        let avx = crate::cpu::features().has(F::AVX | F::OS_YMM);
+        (Backend::AesNi.is_available() && avx).then_some(Self(()))
+    }
+
+    pub(crate) fn aesni(self) -> AesNiToken {
+        AesNiToken(())
+    }
+}
 
 impl Vaes256Token {
     /// Every CPU that has the VAES features has the AES-NI ones (the selection requires it).
