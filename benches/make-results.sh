@@ -56,6 +56,17 @@ tls_args=(--peers --tls-cbc --tls-engines --no-gcm --no-key-setup --csv "$tmp/tl
 "$speed" "${tls_args[@]}" | tee "$tmp/tls.log"
 tail -n +2 "$tmp/tls.csv" >> "$cpu_dir/results.csv"
 "$clock_probe" | tee "$tmp/clock.log"
+# The AES-NI back end against the peers' AES-NI code. On a CPU with VAES the peers that
+# read OPENSSL_ia32cap (aws-lc-rs, OpenSSL) are held to their AES-NI + AVX code, VAES,
+# VPCLMULQDQ and AVX-512F masked (CPUID leaf 7: EBX bit 16, ECX bits 9 and 10): a proxy
+# for the CPUs without VAES that take our AesNi back end by default.
+aesni_ia32cap=":~0x0000060000010000"
+if grep -qw vaes /proc/cpuinfo; then
+    OPENSSL_ia32cap="$aesni_ia32cap" "$speed" --backend aesni --peers --only-peers aws-lc-rs,openssl \
+        --chunks 16,256,1350,4096,16384 --no-key-setup --markdown "$tmp/aesni.md" "$@" | tee "$tmp/aesni.log"
+else
+    echo "This CPU has no VAES: the AES-GCM tables above already set ours (AesNi) against the peers' AES-NI code." >"$tmp/aesni.md"
+fi
 # The static llvm-mca proxy of issue 13 (benches/mca.sh), checked against ours-vaes256 and
 # ring timed by the speed binary above; if it fails, the file says so and keeps the rest.
 if ! MCA_SPEED_BIN="$speed" bash benches/mca.sh >"$tmp/mca.md"; then
@@ -196,6 +207,18 @@ PY
     echo '```'
     cat "$tmp/clock.log"
     echo '```'
+    echo
+    echo "## The AES-NI back end against the peers' AES-NI code"
+    echo
+    echo "CPUs without VAES (AMD Zen 1 and 2, Intel Skylake to Cascade Lake) run our \`AesNi\` back end."
+    echo "As a proxy on this CPU, ours is forced to it, and aws-lc-rs and OpenSSL, which read"
+    echo "\`OPENSSL_ia32cap\`, are held to their AES-NI + AVX code by masking VAES, VPCLMULQDQ and AVX-512F"
+    echo "(ring, graviola and RustCrypto detect the CPU themselves and are left out). Command:"
+    echo
+    echo '```'
+    echo "OPENSSL_ia32cap=$aesni_ia32cap speed --backend aesni --peers --only-peers aws-lc-rs,openssl --chunks 16,256,1350,4096,16384 --no-key-setup${*:+ $*}"
+    echo '```'
+    cat "$tmp/aesni.md"
     echo
     echo "## TLS CBC-HMAC records, MB/s"
     echo

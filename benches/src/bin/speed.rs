@@ -28,6 +28,8 @@ usage: speed [options]
                      what the aead trait layer of aes-gcm-vaes costs
   --peers            also measure RustCrypto aes-gcm, ring, aws-lc-rs, graviola and
                      OpenSSL (those built in), taking turns at each size
+  --only-peers A,B   with --peers, only these of them (e.g. aws-lc-rs,openssl: the
+                     peers that OPENSSL_ia32cap holds to their AES-NI code)
   --roofline         also measure our AES-CTR-only loop (same AES code, no GHASH)
   --tls-cbc          TLS CBC-HMAC records: ours (feature tls-cbc), OpenSSL's composition
                      and OpenSSL's stitched ciphers
@@ -50,6 +52,7 @@ struct Opts {
     all_backends: bool,
     core: bool,
     peers: bool,
+    only_peers: Option<Vec<String>>,
     roofline: bool,
     tls_cbc: bool,
     tls_engines: bool,
@@ -70,6 +73,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         all_backends: false,
         core: false,
         peers: false,
+        only_peers: None,
         roofline: false,
         tls_cbc: false,
         tls_engines: false,
@@ -120,6 +124,17 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "--all-backends" => o.all_backends = true,
             "--core" => o.core = true,
             "--peers" => o.peers = true,
+            "--only-peers" => {
+                let v = value()?;
+                let names: Vec<String> = v.split(',').map(|s| s.trim().to_string()).collect();
+                if let Some(bad) = names.iter().find(|n| !peers::names().contains(&n.as_str())) {
+                    return Err(format!(
+                        "--only-peers {bad:?}: not a peer in this build ({})",
+                        peers::names().join(", ")
+                    ));
+                }
+                o.only_peers = Some(names);
+            }
             "--roofline" => o.roofline = true,
             "--tls-cbc" => o.tls_cbc = true,
             "--tls-engines" => o.tls_engines = true,
@@ -150,6 +165,13 @@ fn parse(args: &[String]) -> Result<Opts, String> {
 }
 
 impl Opts {
+    /// Whether `--only-peers` (if given) lists the peer `name`.
+    fn peer_wanted(&self, name: &str) -> bool {
+        self.only_peers
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|n| n == name))
+    }
+
     fn wanted(&self, name: &str) -> bool {
         match &self.filter {
             None => true,
@@ -308,7 +330,11 @@ fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
         }
         let mut subs = our_subjects(o, alg);
         if o.peers {
-            subs.extend(peers::subjects(alg));
+            subs.extend(
+                peers::subjects(alg)
+                    .into_iter()
+                    .filter(|p| o.peer_wanted(p.name())),
+            );
         }
         benches::gcm::cross_check(alg, &mut subs, &sizes)?;
         if o.key_setup {
@@ -459,8 +485,19 @@ fn run(o: &Opts) -> Result<(), String> {
             "chosen for this CPU"
         },
         available.join(", "),
-        peers::names().join(", ")
+        peers::names()
+            .into_iter()
+            .filter(|p| o.peer_wanted(p))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
+    if std::env::var_os("OPENSSL_ia32cap").is_some() {
+        // aws-lc-rs and OpenSSL read it and may be held to older code than the CPU has.
+        println!(
+            "OPENSSL_ia32cap={} (the capabilities aws-lc-rs and OpenSSL may use)",
+            std::env::var("OPENSSL_ia32cap").unwrap_or_default()
+        );
+    }
     println!(
         "timing: thread CPU time, {} s per measurement, {} round(s), median; AES-GCM AD {} bytes, in place, detached tag, 1 MB = 10^6 bytes",
         o.budget_ns() as f64 / 1e9,
@@ -565,6 +602,15 @@ mod tests {
             ops,
             [[[1, 7], [2, 8], [3, 9]], [[4, 10], [5, 11], [6, 12]],]
         );
+    }
+
+    #[test]
+    fn only_peers_names_built_in_peers() {
+        let o = parse(&args("--peers --only-peers rustcrypto")).unwrap();
+        assert!(o.peer_wanted("rustcrypto"));
+        assert!(!o.peer_wanted("openssl"));
+        assert!(parse(&args("--peers")).unwrap().peer_wanted("openssl"));
+        assert!(parse(&args("--peers --only-peers no-such-peer")).is_err());
     }
 
     #[test]
