@@ -542,9 +542,8 @@ unsafe fn bulk_with<
 ///
 /// Each batch runs the AES rounds of 8 blocks with one block's four `PCLMULQDQ`s (three
 /// when `KARATSUBA`, see the module documentation) after each of the first eight rounds,
-/// and two batches share one reduction: AES and
-/// carry-less multiplication use different execution ports, so the hash rides along in
-/// the shadow of the cipher. The block that carries `X` is multiplied last in its batch,
+/// and two batches share one reduction: AES and carry-less multiplication use different
+/// execution ports, so the hash rides along in the shadow of the cipher. The block that carries `X` is multiplied last in its batch,
 /// after the seven that do not depend on the previous reduction. The body is a macro
 /// expanded here (not a helper the optimiser may decline to inline, as it did for some
 /// key sizes), so that the 8 states and the 3 accumulators stay in registers.
