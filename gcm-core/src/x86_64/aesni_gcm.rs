@@ -537,62 +537,62 @@ unsafe fn bulk_with<
     x
 }
 
-/// The whole 8-block batches of `io`: returns `X`, the native-order counter of the
-/// first block left over, and the number of bytes done.
-///
-/// Each batch runs the AES rounds of 8 blocks with one block's four `PCLMULQDQ`s (three
-/// when `KARATSUBA`, see the module documentation) after each of the first eight rounds,
-/// and two batches share one reduction: AES and carry-less multiplication use different
-/// execution ports, so the hash rides along in the shadow of the cipher. The block that carries `X` is multiplied last in its batch,
-/// after the seven that do not depend on the previous reduction. The body is a macro
-/// expanded here (not a helper the optimiser may decline to inline, as it did for some
-/// key sizes), so that the 8 states and the 3 accumulators stay in registers.
-///
-/// # Safety
-/// `io` must satisfy the contract of [`InOut::new`].
-#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-unsafe fn batches<
-    const NR: usize,
-    const ENC: bool,
-    const HASH: bool,
-    const FAST: bool,
-    const KARATSUBA: bool,
->(
-    key: &HwKey,
-    ctr: __m128i,
-    x: __m128i,
-    io: InOut,
-) -> (__m128i, __m128i, usize) {
-    // SAFETY: forwarded contract; this function has the features the body needs.
-    unsafe { batches_body::<NR, ENC, HASH, FAST, KARATSUBA>(key, ctr, x, io) }
+/// Defines `$name`, [`batches_body`] compiled with `$features`.
+macro_rules! batches_with_features {
+    ($(#[$doc:meta])* $name:ident, $features:literal) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        unsafe fn $name<
+            const NR: usize,
+            const ENC: bool,
+            const HASH: bool,
+            const FAST: bool,
+            const KARATSUBA: bool,
+        >(
+            key: &HwKey,
+            ctr: __m128i,
+            x: __m128i,
+            io: InOut,
+        ) -> (__m128i, __m128i, usize) {
+            // SAFETY: forwarded contract; this function has the features the body needs.
+            unsafe { batches_body::<NR, ENC, HASH, FAST, KARATSUBA>(key, ctr, x, io) }
+        }
+    };
 }
 
-/// [`batches`] in VEX encoding: the same body, compiled with AVX, where three-operand
-/// instructions spare the register copies the two-operand SSE forms need (`PCLMULQDQ`
-/// and `AESENC` overwrite an input). Measured on AMD Zen 5 (family 0x1a model 2, this
-/// back end forced, Karatsuba products), TSC per call, VEX and SSE keys alternated in
-/// one process, two runs: VEX/SSE 0.92-0.95 from 1350 bytes to 16 KiB, AES-128 and
-/// AES-256, seal and open; 0.94-1.00 at 256 bytes. The rest of the kernel (set-up,
-/// associated data, tail, tag) stays in SSE encoding.
-///
-/// # Safety
-/// As [`batches`], and the CPU must have AVX.
-#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1,avx")]
-unsafe fn batches_vex<
-    const NR: usize,
-    const ENC: bool,
-    const HASH: bool,
-    const FAST: bool,
-    const KARATSUBA: bool,
->(
-    key: &HwKey,
-    ctr: __m128i,
-    x: __m128i,
-    io: InOut,
-) -> (__m128i, __m128i, usize) {
-    // SAFETY: forwarded contract; this function has the features the body needs.
-    unsafe { batches_body::<NR, ENC, HASH, FAST, KARATSUBA>(key, ctr, x, io) }
-}
+batches_with_features!(
+    /// The whole 8-block batches of `io`: returns `X`, the native-order counter of the
+    /// first block left over, and the number of bytes done.
+    ///
+    /// Each batch runs the AES rounds of 8 blocks with one block's four `PCLMULQDQ`s (three
+    /// when `KARATSUBA`, see the module documentation) after each of the first eight rounds,
+    /// and two batches share one reduction: AES and carry-less multiplication use different
+    /// execution ports, so the hash rides along in the shadow of the cipher. The block that
+    /// carries `X` is multiplied last in its batch, after the seven that do not depend on the
+    /// previous reduction. Each batch is a macro expanded in the loop (not a helper the
+    /// optimiser may decline to inline, as it did for some key sizes), so that the 8
+    /// states and the 3 accumulators stay in registers.
+    ///
+    /// # Safety
+    /// `io` must satisfy the contract of [`InOut::new`].
+    batches,
+    "aes,pclmulqdq,ssse3,sse4.1"
+);
+
+batches_with_features!(
+    /// [`batches`] in VEX encoding: the same body, compiled with AVX, where three-operand
+    /// instructions spare the register copies the two-operand SSE forms need (`PCLMULQDQ`
+    /// and `AESENC` overwrite an input). Measured on AMD Zen 5 (family 0x1a model 2, this
+    /// back end forced, Karatsuba products), TSC per call, VEX and SSE keys alternated in
+    /// one process, two runs: VEX/SSE 0.92-0.95 from 1350 bytes to 16 KiB, AES-128 and
+    /// AES-256, seal and open; 0.94-1.00 at 256 bytes. The rest of the kernel (set-up,
+    /// associated data, tail, tag) stays in SSE encoding.
+    ///
+    /// # Safety
+    /// As [`batches`], and the CPU must have AVX.
+    batches_vex,
+    "aes,pclmulqdq,ssse3,sse4.1,avx"
+);
 
 /// The body of [`batches`] and [`batches_vex`], inlined into each so that each compiles
 /// it with its own features.
