@@ -84,13 +84,10 @@ impl GcmKey {
                 Engine::Vaes256(HwKey::ZERO, t)
             }
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => match AesNiAvxToken::new() {
-                Some(t) => Engine::AesNiVex(HwKey::ZERO, t),
-                None => {
-                    let t = AesNiToken::new().ok_or(Error::BackendUnavailable)?;
-                    Engine::AesNi(HwKey::ZERO, t)
-                }
-            },
+            Backend::AesNi => {
+                let t = AesNiToken::new().ok_or(Error::BackendUnavailable)?;
+                Engine::aesni_with(HwKey::ZERO, t)
+            }
             Backend::Portable => Engine::Portable(portable::Key::new(key)),
             #[allow(unreachable_patterns)]
             _ => return Err(Error::BackendUnavailable),
@@ -410,10 +407,14 @@ impl Engine {
     }
     #[cfg(target_arch = "x86_64")]
     pub(crate) fn aesni(aes: crate::x86_64::RoundKeys, t: AesNiToken) -> Self {
-        let k = HwKey::from_round_keys(aes, t);
+        Self::aesni_with(HwKey::from_round_keys(aes, t), t)
+    }
+    /// `Backend::AesNi`'s engine for `key`: its VEX-encoded loop where the CPU has AVX.
+    #[cfg(target_arch = "x86_64")]
+    fn aesni_with(key: HwKey, t: AesNiToken) -> Self {
         match AesNiAvxToken::new() {
-            Some(v) => Engine::AesNiVex(k, v),
-            None => Engine::AesNi(k, t),
+            Some(v) => Engine::AesNiVex(key, v),
+            None => Engine::AesNi(key, t),
         }
     }
     pub(crate) fn portable(aes: portable::AnyAes) -> Self {
