@@ -77,8 +77,9 @@ pub(crate) trait HashAlg {
     /// Where it is `Some`, [`Stream`] buffers up to two blocks, so that the blocks it
     /// compresses come in pairs wherever the message allows, and the candidate blocks of
     /// a secret-length finish go two at a time where the CPU's `FinishSteps` says so (not
-    /// on AMD Zen 5, where this separate copy of the rounds cost more in open than it
-    /// saved; see there). On such an engine one block alone costs
+    /// on AMD Zen 5; see there). The SHA-512 engines run it through the same code as
+    /// their bulk compression (see `x86_64::sha512::compress`). On such an engine one
+    /// block alone costs
     /// more than half of what two do (block A of a pair carries both schedules): the MAC
     /// of an AES-256-CBC-SHA384 record of 1350 bytes took 3 pairs and 6 single blocks,
     /// and now takes 5 pairs and 2 single blocks. Measured on an AMD EPYC Zen 3 (AVX2
@@ -203,7 +204,7 @@ unsafe fn sha256_rustcrypto(state: &mut [u32; 8], blocks: &[u8]) {
 #[cfg(target_arch = "x86_64")]
 unsafe fn sha512_on_avx512<F: RoundForm>(state: &mut [u64; 8], blocks: &[u8]) {
     // SAFETY: the caller guarantees the features.
-    unsafe { sha512_avx512::compress::<F>(state, blocks.as_chunks().0) }
+    unsafe { sha512_avx512::compress::<F>(state, blocks.as_chunks().0, None) }
 }
 
 /// `sha512_avx2`'s compression, rounds in form `F`, behind a [`Compress`] pointer.
@@ -213,7 +214,7 @@ unsafe fn sha512_on_avx512<F: RoundForm>(state: &mut [u64; 8], blocks: &[u8]) {
 #[cfg(target_arch = "x86_64")]
 unsafe fn sha512_on_avx2<F: RoundForm>(state: &mut [u64; 8], blocks: &[u8]) {
     // SAFETY: the caller guarantees the features.
-    unsafe { sha512_avx2::compress::<F>(state, blocks.as_chunks().0) }
+    unsafe { sha512_avx2::compress::<F>(state, blocks.as_chunks().0, None) }
 }
 
 /// `sha512_avx512`'s two-block compression, rounds in form `F`, behind a
@@ -227,11 +228,9 @@ unsafe fn sha512_pair_on_avx512<F: RoundForm>(
     blocks: &[u8],
     mid: &mut [u64; 8],
 ) {
-    let [a, b] = blocks.as_chunks().0 else {
-        unreachable!("two blocks")
-    };
+    debug_assert_eq!(blocks.len(), 256);
     // SAFETY: the caller guarantees the features.
-    unsafe { sha512_avx512::compress_pair::<F>(state, a, b, mid) }
+    unsafe { sha512_avx512::compress::<F>(state, blocks.as_chunks().0, Some(mid)) }
 }
 
 /// `sha512_avx2`'s two-block compression, rounds in form `F`, behind a [`CompressPair`]
@@ -245,11 +244,9 @@ unsafe fn sha512_pair_on_avx2<F: RoundForm>(
     blocks: &[u8],
     mid: &mut [u64; 8],
 ) {
-    let [a, b] = blocks.as_chunks().0 else {
-        unreachable!("two blocks")
-    };
+    debug_assert_eq!(blocks.len(), 256);
     // SAFETY: the caller guarantees the features.
-    unsafe { sha512_avx2::compress_pair::<F>(state, a, b, mid) }
+    unsafe { sha512_avx2::compress::<F>(state, blocks.as_chunks().0, Some(mid)) }
 }
 
 /// The sha2 crate's SHA-512 compression behind a [`Compress`] pointer (no precondition).
@@ -693,7 +690,10 @@ impl<H: HashAlg> Stream<H> {
             // kept: as its own function, a second copy of the rounds, open at 1350 bytes
             // took 1.6% longer (the copies outgrow the decoded-op cache together); as
             // the bulk compression's one body, with the lone block's `both` a run-time
-            // value, no faster at 1350 bytes and 6% slower at 16 KiB.
+            // value, no faster at 1350 bytes and 6% slower at 16 KiB. (That body now
+            // has `both` at run time, and the pairs here run through it: on Zen 5 that
+            // cost nothing at 16 KiB; see `x86_64::sha512::compress`. Not measured on
+            // Zen 3 since.)
             while i + 2 <= blocks {
                 let mut mid = self.state;
                 // SAFETY: `compress_pair` came from `H::pair_compressor` for the key's

@@ -240,9 +240,8 @@ pub(crate) enum FinishSteps {
     /// Two blocks a call, one message schedule for both (measured faster on AMD Zen 3;
     /// see `HashAlg::pair_compressor`).
     Pairs = 0,
-    /// One block a call: on AMD Zen 5 the separate two-block compression that keeps the
-    /// chaining value between its blocks, a second copy of the rounds, ran slower in open
-    /// than its two blocks one at a time through the bulk compression's code.
+    /// One block a call: measured faster on AMD Zen 5 for records up to a few hundred
+    /// bytes (see `for_cpu`).
     Blocks,
 }
 
@@ -263,18 +262,17 @@ impl FinishSteps {
     /// Block by block on AMD from family 0x1a (Zen 5) on, in pairs elsewhere.
     ///
     /// Measured on an AMD EPYC Zen 5 (family 0x1a model 2), AES-256-CBC-SHA384 open, TSC
-    /// cycles a record, the two alternated in one process (fastest of 3000 batches of
-    /// eight), pairs against blocks, AVX-512 engine: 100 B 1553 / 1303, 256 B 1911 /
-    /// 1589, 512 B 2704 / 2587, 1350 B 4621 / 4491, 4 KiB 11566 / 11433, 16 KiB 41392 /
-    /// 41278; the AVX2 engine forced there, 256 B 1966 / 1699, 1350 B 5382 / 5304.
-    /// Timed inside open, the pair of a 256-byte record's first two candidates took 728
-    /// against 312 + 286 for the blocks, and the block after the pair 390 against 286.
-    /// Likely why: the pair compression is another copy of the 160 rounds (the bulk
-    /// one's code runs a lone block with only the first block's rounds), and open's
-    /// other code between the calls leaves it cold. The pairs were measured on Zen 3
-    /// (AVX2 engine), where they opened 1350-byte records 2.7% faster (see
-    /// `HashAlg::pair_compressor`); Zen 3, Zen 4 and the Intel cores keep them until
-    /// measured again.
+    /// cycles a record (fastest of 5000 batches of eight, open alone, three runs), pairs
+    /// against blocks, AVX-512 engine, both through the one body of
+    /// `x86_64::sha512::compress`: 16 B 702-715 / 708, 100 B 1085-1091 / 1033-1039,
+    /// 256 B 1449-1462 / 1339-1355, 512 B 1969-2028 / 1988-2024, 1350 B 3532-3571 /
+    /// 3571-3610, 4 KiB 9197-9285 / 9330-9343: blocks 7-8% faster up to 256 bytes, pairs
+    /// at most 1% faster beyond. Why a pair costs more than two lone blocks there was
+    /// not found (alone, in a loop, a pair takes 500-510 TSC cycles and a block 260).
+    /// Earlier, with the pair a second copy of the rounds, blocks won by up to 17%
+    /// (256 B 1911 / 1589). The pairs were measured on Zen 3 (AVX2 engine), where they
+    /// opened 1350-byte records 2.7% faster (see `HashAlg::pair_compressor`); Zen 3,
+    /// Zen 4 and the Intel cores keep them until measured again.
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
         if amd_zen5_or_later(cpu) {
             FinishSteps::Blocks

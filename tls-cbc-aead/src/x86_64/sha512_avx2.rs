@@ -56,22 +56,14 @@ fn small_sigma1(x: __m256i) -> __m256i {
     _mm256_xor_si256(_mm256_xor_si256(right, left), _mm256_srli_epi64::<6>(x))
 }
 
-/// Compresses `blocks` into `state`, with the rounds in form `F`.
+/// Compresses `blocks` into `state`, with the rounds in form `F`, writing the chaining
+/// value after the first block to `after_first` if given (see `sha512::compress`).
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(crate) fn compress<F: RoundForm>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
-    // SAFETY: this function has the engine's features.
-    unsafe { sha512::compress::<Avx2, F>(state, blocks) }
-}
-
-/// Compresses blocks `a` and `b` into `state`, with the rounds in form `F`, keeping the
-/// chaining value after `a` in `after_a`.
-#[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(crate) fn compress_pair<F: RoundForm>(
+pub(crate) fn compress<F: RoundForm>(
     state: &mut [u64; 8],
-    a: &[u8; 128],
-    b: &[u8; 128],
-    after_a: &mut [u64; 8],
+    blocks: &[[u8; 128]],
+    after_first: Option<&mut [u64; 8]>,
 ) {
     // SAFETY: this function has the engine's features.
-    unsafe { sha512::compress_two::<Avx2, F>(state, a, b, after_a) }
+    unsafe { sha512::compress::<Avx2, F>(state, blocks, after_first) }
 }

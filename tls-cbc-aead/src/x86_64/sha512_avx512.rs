@@ -64,22 +64,14 @@ fn xor3(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
     _mm256_ternarylogic_epi32::<0x96>(a, b, c)
 }
 
-/// Compresses `blocks` into `state`, with the rounds in form `F`.
+/// Compresses `blocks` into `state`, with the rounds in form `F`, writing the chaining
+/// value after the first block to `after_first` if given (see `sha512::compress`).
 #[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
-pub(crate) fn compress<F: RoundForm>(state: &mut [u64; 8], blocks: &[[u8; 128]]) {
-    // SAFETY: this function has the engine's features.
-    unsafe { sha512::compress::<Avx512, F>(state, blocks) }
-}
-
-/// Compresses blocks `a` and `b` into `state`, with the rounds in form `F`, keeping the
-/// chaining value after `a` in `after_a`.
-#[target_feature(enable = "avx2,bmi1,bmi2,avx512f,avx512vl")]
-pub(crate) fn compress_pair<F: RoundForm>(
+pub(crate) fn compress<F: RoundForm>(
     state: &mut [u64; 8],
-    a: &[u8; 128],
-    b: &[u8; 128],
-    after_a: &mut [u64; 8],
+    blocks: &[[u8; 128]],
+    after_first: Option<&mut [u64; 8]>,
 ) {
     // SAFETY: this function has the engine's features.
-    unsafe { sha512::compress_two::<Avx512, F>(state, a, b, after_a) }
+    unsafe { sha512::compress::<Avx512, F>(state, blocks, after_first) }
 }
