@@ -82,9 +82,9 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
     // Measured on Zen 4: AMD's 512-bit multiplies share issue slots with AES, and its
     // 512-bit instructions issue as two halves, which a one-block message pays for.
     // Measured on Zen 5 (family 0x1a): a 512-bit VPCLMULQDQ issues every other cycle, and
-    // the AES-128 loop waits on its running hash; the reduction per 32 blocks pays there.
-    // Its 512-bit instructions issue whole, and short messages stay in this kernel.
-    // Zen 4 (family 0x19) was not measured with the pairs and keeps one per 16.
+    // the AES-128 loop waits on its running hash; the reduction per 32 blocks pays there,
+    // and on Zen 4 too (see `vaes512_gcm::PAIR_MIN_LEN`). Zen 5's 512-bit instructions
+    // issue whole, and short messages stay in this kernel.
     // `save_multiplies` also puts the 128-bit kernel's products in Karatsuba form, measured
     // on Zen 5 with that kernel forced; the AMD cores that run it by default (Zen 1 and 2,
     // no VAES) were not measured.
@@ -93,7 +93,7 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
     crate::x86_64::Tuning {
         save_multiplies: amd,
         short_in_128_bits: amd && !zen5_or_later,
-        pair_reduction: zen5_or_later,
+        pair_reduction: amd,
     }
 }
 
@@ -313,7 +313,8 @@ mod tests {
             tuning_for_cpu(cpu(Vendor::Amd)),
             tuning_for_cpu(cpu(Vendor::Intel)),
         );
-        assert!(amd.save_multiplies && amd.short_in_128_bits && !amd.pair_reduction);
+        // Zen 4 (family 0x19 model 0x11): short messages in 128 bits, the 32-block reduction.
+        assert!(amd.save_multiplies && amd.short_in_128_bits && amd.pair_reduction);
         assert!(!intel.save_multiplies && !intel.short_in_128_bits && !intel.pair_reduction);
         assert_eq!(tuning_for_cpu(cpu(Vendor::Other)), intel);
         // Zen 5 (family 0x1a model 2): the 32-block reduction, and short messages kept in

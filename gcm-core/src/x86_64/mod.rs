@@ -219,7 +219,7 @@ pub(crate) struct Tuning {
     /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long
     /// AES-128 message instead of once per 16, multiplying the first 16 by `H^32..H^17`
     /// (`HwKey::h_high`), so that its loop-carried reduction spans two iterations (AMD Zen
-    /// 5; see `vaes512_gcm::PAIR_MIN_LEN`).
+    /// 4 and 5; see `vaes512_gcm::PAIR_MIN_LEN`).
     pub(crate) pair_reduction: bool,
 }
 

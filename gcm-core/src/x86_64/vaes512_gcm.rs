@@ -15,11 +15,11 @@
 //! Decryption hashes the ciphertext it is about to decrypt; encryption hashes the output
 //! of the previous iteration and the last 16 blocks after the loop.
 //!
-//! On AMD Zen 5 (`Tuning::pair_reduction`), long AES-128 messages reduce once per two
+//! On AMD Zen 4 and 5 (`Tuning::pair_reduction`), long AES-128 messages reduce once per two
 //! iterations: the first 16 blocks of a pair are multiplied by `H^32..H^17`, the next
 //! by `H^16..H^1`, and the running hash enters only the first of the two, so that the
 //! chain from one reduction to the next (reduce, sum the lanes, add to a block, multiply,
-//! sum, reduce) has two iterations of AES to hide behind instead of one. Measured there
+//! sum, reduce) has two iterations of AES to hide behind instead of one. Measured on Zen 5
 //! (family 0x1a model 2) with independent chains: 512-bit `VAESENC` two per cycle, latency
 //! 4; `VPCLMULQDQ` of any width one every other cycle, latency 5, on a pipe of its own
 //! (32 `VAESENC` and 8 `VPCLMULQDQ` take 16 cycles, the AES alone); `VPSHUFB` shares the
@@ -203,6 +203,15 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
 /// gains nothing there (16 KiB 0.98 / 0.99, 2 KiB 1.00 / 1.04): with 60 AES instructions
 /// a step, its loop is bound by the AES units, and the chain already hides behind them.
 /// AES-192 was not measured and keeps one reduction per step.
+///
+/// On Zen 4 (family 0x19 model 0x11, 512-bit instructions issued as two halves; same
+/// method, three runs, TSC ticks per call against one reduction per step), AES-128 seal
+/// gains 2-4% from 2 KiB: 2 KiB 429-442 / 416, 2304 B 468-481 / 451-461, 4 KiB
+/// 780-789 / 754-763, 16 KiB 2902-2912 / 2808-2814. Open gains less: nothing at 2 to 3
+/// KiB (2 KiB 432-448 / 429-442, 2560 B 520-523 / 520-546), 0-3% at 4 KiB, 1-2% at
+/// 16 KiB (2983-2996 / 2928-2960). AES-256, on the same code either way, stayed within
+/// 1%. The price is paid once per key, which derives `H^32..H^17` when it is made:
+/// AES-128 key set-up 471 -> 520 TSC ticks there (fastest of 20000 batches of eight).
 const PAIR_MIN_LEN: usize = 2048;
 
 /// Where the key's tuning says so (AMD Zen 4), messages of up to this many blocks take the
