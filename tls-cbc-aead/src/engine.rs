@@ -138,7 +138,13 @@ impl RoundTuning {
     ///
     /// Measured: Zen 4 ran the fewest-operations form 4% faster than the short chain
     /// when that took 25 operations, and against the 24 it takes now still seals 1.5-2.5%
-    /// faster (opens within 2.5% either way, see `sha512::round!`); Emerald Rapids (Raptor Cove cores) ran the 25-operation short chain 7% faster
+    /// faster (opens within 2.5% either way, see `sha512::round!`). Since open runs one
+    /// copy of the rounds (`sha512::compress`), Zen 4 (EPYC, family 25 model 17, AVX-512
+    /// engine) opens AES-256-CBC-SHA384 records with the fewest operations 0.5-3% faster
+    /// at 256 bytes and 3-4.5% from 1350 (TSC cycles a record, fastest of 5000 batches of eight, three
+    /// runs, against the short chain: 256 B 1995-2005 / 2011-2057, 1350 B 5274-5284 /
+    /// 5453-5512, 4 KiB 14114-14137 / 14699-14738, 16 KiB 52695-52718 / 55074-55120).
+    /// Emerald Rapids (Raptor Cove cores) ran the 25-operation short chain 7% faster
     /// than rounds like the other form. Not measured, from `llvm-mca-19` on the second
     /// block's loop (cycles a round, 24-operation short chain against fewest operations):
     /// `haswell` and `znver2` 7.50 / 6.44, `skylake`, `icelake-server` and `tigerlake`
@@ -271,8 +277,12 @@ impl FinishSteps {
     /// not found (alone, in a loop, a pair takes 500-510 TSC cycles and a block 260).
     /// Earlier, with the pair a second copy of the rounds, blocks won by up to 17%
     /// (256 B 1911 / 1589). The pairs were measured on Zen 3 (AVX2 engine), where they
-    /// opened 1350-byte records 2.7% faster (see `HashAlg::pair_compressor`); Zen 3,
-    /// Zen 4 and the Intel cores keep them until measured again.
+    /// opened 1350-byte records 2.7% faster (see `HashAlg::pair_compressor`), and on
+    /// Zen 4 (EPYC, family 25 model 17, AVX-512 engine, one body): pairs against blocks,
+    /// measured as on Zen 5, 100 B 1560-1563 / 1641-1644, 256 B 1995-1998 / 2086, 512 B
+    /// 2830 / 2918-2921, 1350 B 5278-5284 / 5339-5343, 16 KiB within 0.2% (16 B 1121-1124
+    /// / 1114-1118, within the noise). Zen 3 and the Intel cores keep them until measured
+    /// again.
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
         if amd_zen5_or_later(cpu) {
             FinishSteps::Blocks
