@@ -42,6 +42,7 @@
 
 use super::clmul::{self, Wide, bswap};
 use super::counters::DeltaCursor;
+use super::partial;
 use super::{
     AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, lengths_block, load_j0, load16,
     read_tail, store16, write_tail,
@@ -152,8 +153,8 @@ pub(super) const SHORT_MSG_BLOCKS: usize = 7;
 /// `H^n` for the first to `H^1` for the lengths, with a single reduction. The general
 /// path reduces after the associated data, after the message and after the lengths
 /// block: for a record of one or two blocks, those three serial reductions and the copies
-/// through the tail buffer are most of the time. Data moves through small stack buffers
-/// with fixed-size copies chosen by the (public) length, not a call to `memcpy`.
+/// through the tail buffer are most of the time. The blocks are read and written in
+/// place (see `partial`), not through a stack buffer.
 ///
 /// # Safety
 /// `io` satisfies the contract of [`InOut::new`]; the associated data is at most
@@ -166,12 +167,11 @@ pub(super) unsafe fn short<const NR: usize, const ENC: bool>(
     io: InOut,
 ) -> [u8; 16] {
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
-    let mut a = [[0u8; 16]; SHORT_AAD_BLOCKS];
-    // SAFETY: `aad.len() <= 64`, the size of `a`.
-    unsafe { copy_small(aad.as_ptr(), a.as_flattened_mut().as_mut_ptr(), aad.len()) };
-    let mut m = [[0u8; 16]; SHORT_MSG_BLOCKS + 1];
-    // SAFETY: `io.len <= 112` bytes of input; `m` has 128.
-    unsafe { copy_small(io.src, m.as_flattened_mut().as_mut_ptr(), io.len) };
+    let mut input = [_mm_setzero_si128(); SHORT_MSG_BLOCKS];
+    for (j, b) in input[..nc].iter_mut().enumerate() {
+        // SAFETY: the input is readable for `io.len` bytes (the caller's contract).
+        *b = unsafe { partial::load_block(io.src, io.len, j) };
+    }
 
     // J0 in lane 0, then the counters J0 + 1 ... J0 + nc, in as few AES blocks as cover them.
     let rk = &key.aes.rk;
@@ -185,8 +185,10 @@ pub(super) unsafe fn short<const NR: usize, const ENC: bool>(
     let h = &key.h;
     let first = HPowers::COUNT - (na + nc + 1);
     let mut w = Wide::zero();
-    for (j, b) in a[..na].iter().enumerate() {
-        w.mul_add(bswap(load16(b)), h.0[first + j]);
+    for j in 0..na {
+        // SAFETY: `aad` is readable; `j` is one of its blocks.
+        let b = unsafe { partial::load_block(aad.as_ptr(), aad.len(), j) };
+        w.mul_add(bswap(b), h.0[first + j]);
     }
     // The bytes of the last block past the message: zero in the ciphertext that is hashed.
     let tail = io.len % 16;
@@ -196,19 +198,18 @@ pub(super) unsafe fn short<const NR: usize, const ENC: bool>(
         // SAFETY: 16 bytes of the 32-byte table from `16 - tail`, inside it.
         unsafe { _mm_loadu_si128(LAST_BLOCK_MASK.as_ptr().add(16 - tail).cast()) }
     };
-    for (j, b) in m[..nc].iter_mut().enumerate() {
-        let input = load16(b);
+    for (j, &input) in input[..nc].iter().enumerate() {
         let mut output = _mm_xor_si128(input, out[1 + j]);
         if j + 1 == nc {
             output = _mm_and_si128(output, last_mask);
         }
-        store16(b, output);
+        // SAFETY: the output is writable for `io.len` bytes (the caller's contract), and
+        // all of the input was read above.
+        unsafe { partial::store_block(io.dst, io.len, j, output) };
         let ct = if ENC { output } else { input };
         w.mul_add(bswap(ct), h.0[first + na + j]);
     }
     w.mul_add(lengths_block(aad.len(), io.len), h.0[HPowers::COUNT - 1]);
-    // SAFETY: `io.len` bytes of output; `m` holds at least that many.
-    unsafe { copy_small(m.as_flattened().as_ptr(), io.dst, io.len) };
     let mut tag = [0u8; 16];
     store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
     tag
@@ -253,43 +254,6 @@ fn widen<const N: usize>(v: [__m128i; N]) -> [__m128i; 8] {
     let mut out = [unsafe { core::mem::zeroed::<__m128i>() }; 8];
     out[..N].copy_from_slice(&v);
     out
-}
-
-/// Copies `n <= 128` bytes from `src` to `dst` with a few fixed-size copies (two that may
-/// overlap cover any length between their size and twice it), branching only on `n`.
-///
-/// # Safety
-/// `src` readable and `dst` writable for `n` bytes, not overlapping.
-#[inline(always)]
-pub(super) unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
-    debug_assert!(n <= 128);
-    // SAFETY: every copy below lies inside the first `n` bytes of both buffers, which the
-    // caller guarantees; two copies of one length may overlap each other, and copy the
-    // shared bytes identically.
-    unsafe {
-        macro_rules! two {
-            ($size:literal) => {{
-                core::ptr::copy_nonoverlapping(src, dst, $size);
-                core::ptr::copy_nonoverlapping(src.add(n - $size), dst.add(n - $size), $size);
-            }};
-        }
-        if n >= 16 {
-            let mut i = 0;
-            while i + 16 < n {
-                core::ptr::copy_nonoverlapping(src.add(i), dst.add(i), 16);
-                i += 16;
-            }
-            core::ptr::copy_nonoverlapping(src.add(n - 16), dst.add(n - 16), 16);
-        } else if n >= 8 {
-            two!(8);
-        } else if n >= 4 {
-            two!(4);
-        } else if n >= 2 {
-            two!(2);
-        } else if n == 1 {
-            *dst = *src;
-        }
-    }
 }
 
 /// The whitened counter blocks of successive 8-block batches, taken in pairs (the bulk

@@ -108,6 +108,7 @@ pub(crate) mod aesni_gcm;
 pub(crate) mod block_cipher;
 pub(crate) mod clmul;
 mod counters;
+mod partial;
 pub(crate) mod vaes256_gcm;
 pub(crate) mod vaes512_gcm;
 
