@@ -520,15 +520,16 @@ mod tests {
 
     /// Every back end this build can run, through every kind of buffer: in place and
     /// separate, each length class of the kernels (tails, one batch, the encryption
-    /// lag of two batches), 96-bit and other nonces, and a rejected tag. Small enough
-    /// to run under Miri, where it checks the kernels' raw-pointer loads and stores
-    /// (see `.ci/miri.sh`); natively, the cross-back-end tests go much further.
+    /// lag of two batches, the short paths up to 14 blocks), 96-bit and other nonces,
+    /// and a rejected tag. Small enough to run under Miri, where it checks the kernels'
+    /// raw-pointer loads and stores (see `.ci/miri.sh`); natively, the cross-back-end
+    /// tests go much further.
     #[test]
     fn every_buffer_shape_against_the_portable_back_end() {
         let key: [u8; 32] = core::array::from_fn(|i| (i * 7 + 1) as u8);
         let data: [u8; 600] = core::array::from_fn(|i| (i * 31 % 251) as u8);
         let aad: [u8; 40] = core::array::from_fn(|i| i as u8);
-        let lens = [0, 1, 16, 17, 127, 128, 129, 255, 256, 257, 385, 589];
+        let lens = [0, 1, 16, 17, 127, 128, 129, 200, 255, 256, 257, 385, 589];
         for backend in Backend::available() {
             for (key_len, nonce, aad_len) in [(16, &[9u8; 12][..], 13), (32, &[5u8; 8][..], 40)] {
                 let ours = GcmKey::new_with_backend(&key[..key_len], backend).unwrap();

@@ -115,6 +115,24 @@ fn every_message_length_up_to_1024() {
 }
 
 #[test]
+fn short_messages_with_short_aad() {
+    // Every message length up to 15 blocks, with associated data around the bounds of the
+    // kernels' one-reduction paths for short messages (up to 4 blocks of it): every
+    // partial block in place, with and without the associated data's own partial block.
+    let mut rng = Rng::new(4);
+    for msg_len in 0..=240 {
+        for aad_len in [0, 1, 13, 16, 17, 31, 32, 48, 63, 64, 65] {
+            check_one(
+                &mut rng,
+                KEY_SIZES[(msg_len + aad_len) % 3],
+                msg_len,
+                aad_len,
+            );
+        }
+    }
+}
+
+#[test]
 fn every_aad_length_up_to_300() {
     let mut rng = Rng::new(2);
     for aad_len in 0..=300 {
