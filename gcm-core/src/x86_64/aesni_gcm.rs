@@ -190,18 +190,11 @@ pub(super) unsafe fn short<const NR: usize, const ENC: bool>(
         let b = unsafe { partial::load_block(aad.as_ptr(), aad.len(), j) };
         w.mul_add(bswap(b), h.0[first + j]);
     }
-    // The bytes of the last block past the message: zero in the ciphertext that is hashed.
-    let tail = io.len % 16;
-    let last_mask = if tail == 0 {
-        _mm_set1_epi8(-1)
-    } else {
-        // SAFETY: 16 bytes of the 32-byte table from `16 - tail`, inside it.
-        unsafe { _mm_loadu_si128(LAST_BLOCK_MASK.as_ptr().add(16 - tail).cast()) }
-    };
     for (j, &input) in input[..nc].iter().enumerate() {
         let mut output = _mm_xor_si128(input, out[1 + j]);
         if j + 1 == nc {
-            output = _mm_and_si128(output, last_mask);
+            // The bytes past the message: zero in the ciphertext that is hashed.
+            output = _mm_and_si128(output, partial::keep_first16(io.len - 16 * j));
         }
         // SAFETY: the output is writable for `io.len` bytes (the caller's contract), and
         // all of the input was read above.
@@ -214,17 +207,6 @@ pub(super) unsafe fn short<const NR: usize, const ENC: bool>(
     store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
     tag
 }
-
-/// 16 bytes of `0xff` then 16 of zero: a 16-byte load from `16 - r` keeps the first `r`.
-static LAST_BLOCK_MASK: [u8; 32] = {
-    let mut t = [0u8; 32];
-    let mut i = 0;
-    while i < 16 {
-        t[i] = 0xff;
-        i += 1;
-    }
-    t
-};
 
 /// `E(J0)` and the keystream blocks `E(J0 + 1) ... E(J0 + N - 1)`, as `N` chains side by side.
 #[inline]

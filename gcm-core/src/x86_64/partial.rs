@@ -24,6 +24,36 @@ static SHIFT_DOWN: [u8; 32] = {
     t
 };
 
+/// 32 bytes of `0xff` then 32 of zero: 16 or 32 bytes from `32 - r` keep the first `r`.
+static KEEP_FIRST: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut i = 0;
+    while i < 32 {
+        t[i] = 0xff;
+        i += 1;
+    }
+    t
+};
+
+/// A mask of the first `r` bytes of a block (`1 <= r <= 16`): a partial last block's
+/// bytes past the message are not ciphertext, and GHASH takes zeros there.
+#[inline]
+#[target_feature(enable = "sse2")]
+pub(crate) fn keep_first16(r: usize) -> __m128i {
+    assert!((1..=16).contains(&r));
+    // SAFETY: 16 bytes of the 64-byte table from `32 - r`, inside it.
+    unsafe { _mm_loadu_si128(KEEP_FIRST.as_ptr().add(32 - r).cast()) }
+}
+
+/// [`keep_first16`] for a 256-bit vector of two blocks (`1 <= r <= 32`).
+#[inline]
+#[target_feature(enable = "avx")]
+pub(crate) fn keep_first32(r: usize) -> __m256i {
+    assert!((1..=32).contains(&r));
+    // SAFETY: 32 bytes of the 64-byte table from `32 - r`, inside it.
+    unsafe { _mm256_loadu_si256(KEEP_FIRST.as_ptr().add(32 - r).cast()) }
+}
+
 /// The `n < 16` bytes at `p`, zero-padded.
 ///
 /// # Safety
@@ -145,6 +175,41 @@ pub(crate) unsafe fn store_block(p: *mut u8, len: usize, j: usize, v: __m128i) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The masks keep exactly the first `r` bytes.
+    #[test]
+    fn masks_keep_the_first_bytes() {
+        use crate::cpu::CpuFeatures as F;
+        for r in 1..=16 {
+            let mut bytes = [0u8; 16];
+            // SAFETY: 16 writable bytes; SSE2 is part of x86_64.
+            unsafe { _mm_storeu_si128(bytes.as_mut_ptr().cast(), keep_first16(r)) };
+            for (i, b) in bytes.iter().enumerate() {
+                assert_eq!(
+                    *b,
+                    if i < r { 0xff } else { 0 },
+                    "16-byte mask {r}, byte {i}"
+                );
+            }
+        }
+        if !crate::cpu::features().has(F::AVX | F::OS_YMM) {
+            return;
+        }
+        for r in 1..=32 {
+            let mut bytes = [0u8; 32];
+            // SAFETY: 32 writable bytes; AVX checked above.
+            unsafe {
+                _mm256_storeu_si256(bytes.as_mut_ptr().cast(), keep_first32(r));
+            }
+            for (i, b) in bytes.iter().enumerate() {
+                assert_eq!(
+                    *b,
+                    if i < r { 0xff } else { 0 },
+                    "32-byte mask {r}, byte {i}"
+                );
+            }
+        }
+    }
 
     /// Every length up to three blocks, every block, against plain slices: the loads
     /// zero-pad exactly, and the stores write the block's bytes, in order, and nothing

@@ -206,7 +206,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
         }
     }
     if nv > 0 {
-        let rk = &key.aes.rk;
+        let rk = |r: usize| _mm256_broadcastsi128_si256(key.aes.rk[r]);
         let ctr = _mm256_add_epi32(
             _mm256_broadcastsi128_si256(_mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1))),
             _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0),
@@ -215,12 +215,12 @@ unsafe fn short<const NR: usize, const ENC: bool>(
         macro_rules! run {
             ($($n:literal)*) => {
                 match nv {
-                    $($n => out[..$n].copy_from_slice(&keystream_xor::<NR, $n>(
+                    $($n => out[..$n].copy_from_slice(&encrypt_xor::<NR, $n>(
                         rk,
-                        ctr,
+                        counters(ctr, rk(0)),
                         &core::array::from_fn(|i| input[i]),
                     )),)*
-                    _ => out = keystream_xor::<NR, SHORT_VECS>(rk, ctr, &input),
+                    _ => out = encrypt_xor::<NR, SHORT_VECS>(rk, counters(ctr, rk(0)), &input),
                 }
             };
         }
@@ -232,10 +232,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
         }
         if ENC {
             // The keystream past the message is not ciphertext: zero, as GHASH pads.
-            let last = io.len - 32 * (nv - 1);
-            // SAFETY: 32 bytes of the 64-byte table from `32 - last`, `last` in 1..=32.
-            let keep =
-                unsafe { _mm256_loadu_si256(LAST_VECTOR_MASK.as_ptr().add(32 - last).cast()) };
+            let keep = partial::keep_first32(io.len - 32 * (nv - 1));
             out[nv - 1] = _mm256_and_si256(out[nv - 1], keep);
             for (i, v) in out[..nv].iter().enumerate() {
                 let (h, hx) = power(first + na + 2 * i);
@@ -297,41 +294,6 @@ unsafe fn store_pair(p: *mut u8, len: usize, i: usize, v: __m256i) {
         }
     }
 }
-
-/// `input` XORed with the keystream of the `N` counter vectors from `ctr` (two consecutive
-/// counters, native byte order), each round key broadcast from its 128-bit copy where it
-/// is used: the short path's few blocks do not pay for a broadcast table.
-#[inline]
-#[target_feature(enable = "vaes,avx2")]
-fn keystream_xor<const NR: usize, const N: usize>(
-    rk: &[__m128i; 15],
-    ctr: __m256i,
-    input: &[__m256i; N],
-) -> [__m256i; N] {
-    let mut s = counters::<N>(ctr, _mm256_broadcastsi128_si256(rk[0]));
-    for k in &rk[1..NR] {
-        let k = _mm256_broadcastsi128_si256(*k);
-        for b in s.iter_mut() {
-            *b = _mm256_aesenc_epi128(*b, k);
-        }
-    }
-    let last = _mm256_broadcastsi128_si256(rk[NR]);
-    for (b, i) in s.iter_mut().zip(input) {
-        *b = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(last, *i));
-    }
-    s
-}
-
-/// 32 bytes of `0xff` then 32 of zero: a 32-byte load from `32 - r` keeps the first `r`.
-static LAST_VECTOR_MASK: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut i = 0;
-    while i < 32 {
-        t[i] = 0xff;
-        i += 1;
-    }
-    t
-};
 
 /// An unreduced sum of lane-wise products.
 #[derive(Clone, Copy)]
@@ -655,21 +617,27 @@ impl Counters {
 }
 
 /// Rounds 1 to NR of the `N` whitened counter vectors `s`, XORed with `input` in the last
-/// round: the tail's keystream (the bulk steps run `stitched_kara!`).
+/// round, round key `r` from `rk(r)`: the keystream of the tail and of [`short`] (the bulk
+/// steps run `stitched_kara!`). The tail reads the table the bulk loop broadcast; the
+/// short path broadcasts each key from its 128-bit copy where it is used, since with a
+/// table built first (and spilled) AES-256 seal at 48 and 64 bytes took 165 TSC ticks
+/// against 100-117 (Zen 4).
 #[inline]
 #[target_feature(enable = "vaes,avx2")]
 fn encrypt_xor<const NR: usize, const N: usize>(
-    rk: &[__m256i; 15],
+    rk: impl Fn(usize) -> __m256i,
     mut s: [__m256i; N],
     input: &[__m256i; N],
 ) -> [__m256i; N] {
-    for k in &rk[1..NR] {
+    for r in 1..NR {
+        let k = rk(r);
         for b in s.iter_mut() {
-            *b = _mm256_aesenc_epi128(*b, *k);
+            *b = _mm256_aesenc_epi128(*b, k);
         }
     }
+    let last = rk(NR);
     for (b, i) in s.iter_mut().zip(input) {
-        *b = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(rk[NR], *i));
+        *b = _mm256_aesenclast_epi128(*b, _mm256_xor_si256(last, *i));
     }
     s
 }
@@ -1063,19 +1031,24 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     }
     // Only as many vectors as hold data go through AES.
     let k0 = rk[0];
+    let round_key = |r: usize| rk[r];
     let out: [__m256i; VECS] = match n.div_ceil(2) {
-        1 => widen(encrypt_xor::<NR, 1>(&rk, counters(ctr, k0), &[input[0]])),
+        1 => widen(encrypt_xor::<NR, 1>(
+            round_key,
+            counters(ctr, k0),
+            &[input[0]],
+        )),
         2 => widen(encrypt_xor::<NR, 2>(
-            &rk,
+            round_key,
             counters(ctr, k0),
             &[input[0], input[1]],
         )),
         3 => widen(encrypt_xor::<NR, 3>(
-            &rk,
+            round_key,
             counters(ctr, k0),
             &[input[0], input[1], input[2]],
         )),
-        _ => encrypt_xor::<NR, 4>(&rk, counters(ctr, k0), &input),
+        _ => encrypt_xor::<NR, 4>(round_key, counters(ctr, k0), &input),
     };
     for (i, v) in out.iter().enumerate() {
         // SAFETY: four 32-byte stores inside a CHUNK-byte array.
