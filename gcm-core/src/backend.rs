@@ -92,7 +92,7 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
     let zen5_or_later = amd && cpu.family >= 0x1a;
     crate::x86_64::Tuning {
         save_multiplies: amd,
-        short_in_128_bits: amd && !zen5_or_later,
+        short_in_256_bits: amd && !zen5_or_later,
         pair_reduction: amd,
     }
 }
@@ -314,8 +314,8 @@ mod tests {
             tuning_for_cpu(cpu(Vendor::Intel)),
         );
         // Zen 4 (family 0x19 model 0x11): short messages in 128 bits, the 32-block reduction.
-        assert!(amd.save_multiplies && amd.short_in_128_bits && amd.pair_reduction);
-        assert!(!intel.save_multiplies && !intel.short_in_128_bits && !intel.pair_reduction);
+        assert!(amd.save_multiplies && amd.short_in_256_bits && amd.pair_reduction);
+        assert!(!intel.save_multiplies && !intel.short_in_256_bits && !intel.pair_reduction);
         assert_eq!(tuning_for_cpu(cpu(Vendor::Other)), intel);
         // Zen 5 (family 0x1a model 2): the 32-block reduction, and short messages kept in
         // the 512-bit kernel.
@@ -324,7 +324,7 @@ mod tests {
             model: 0x02,
             ..cpu(Vendor::Amd)
         });
-        assert!(zen5.save_multiplies && !zen5.short_in_128_bits && zen5.pair_reduction);
+        assert!(zen5.save_multiplies && !zen5.short_in_256_bits && zen5.pair_reduction);
     }
 
     #[test]

@@ -180,7 +180,9 @@ impl GcmKey {
                 let io = raw(buf);
                 // SAFETY: `io` comes from an `InOutBuf` (valid, in place or disjoint); the
                 // token proves the CPU features.
-                unsafe { vaes512_gcm::seal_or_open::<true>(k, *t, j0, nonce.len() == 12, aad, io) }
+                unsafe {
+                    vaes512_gcm::seal_or_open_routed::<true>(k, *t, j0, nonce.len() == 12, aad, io)
+                }
             }
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes256(k, t) => {
@@ -228,7 +230,9 @@ impl GcmKey {
             Engine::Vaes512(k, t) => {
                 let io = raw(buf.reborrow());
                 // SAFETY: `io` comes from an `InOutBuf`; the token proves the CPU features.
-                unsafe { vaes512_gcm::seal_or_open::<false>(k, *t, j0, nonce.len() == 12, aad, io) }
+                unsafe {
+                    vaes512_gcm::seal_or_open_routed::<false>(k, *t, j0, nonce.len() == 12, aad, io)
+                }
             }
             #[cfg(target_arch = "x86_64")]
             Engine::Vaes256(k, t) => {

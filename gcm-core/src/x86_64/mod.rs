@@ -172,6 +172,12 @@ impl Vaes512Token {
     pub(crate) fn aesni(self) -> AesNiToken {
         AesNiToken(())
     }
+
+    /// Every CPU that has the `Vaes512` features has the `Vaes256` ones (the selection
+    /// requires it).
+    pub(crate) fn vaes256(self) -> Vaes256Token {
+        Vaes256Token(())
+    }
 }
 
 /// AES encryption round keys: `rounds + 1` of them are used (11, 13 or 15).
@@ -214,9 +220,9 @@ pub(crate) struct Tuning {
     /// kernel's bulk loop multiplies in Karatsuba form too (AMD, whose multiplier takes
     /// one every other cycle; see `aesni_gcm`).
     pub(crate) save_multiplies: bool,
-    /// The 512-bit kernel sends messages of a few blocks to the 128-bit kernel's short
-    /// path (AMD Zen 4; see `vaes512_gcm::SHORT_IN_128_BITS_MAX_BLOCKS`).
-    pub(crate) short_in_128_bits: bool,
+    /// The 512-bit kernel's entry point sends messages under 128 bytes to the 256-bit
+    /// kernel (AMD Zen 4; see `vaes512_gcm::seal_or_open_routed`).
+    pub(crate) short_in_256_bits: bool,
     /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long
     /// AES-128 message instead of once per 16, multiplying the first 16 by `H^32..H^17`
     /// (`HwKey::h_high`), so that its loop-carried reduction spans two iterations (AMD Zen

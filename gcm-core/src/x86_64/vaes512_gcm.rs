@@ -88,8 +88,8 @@
 use super::clmul::{bswap, bswap_mask};
 use super::counters::Counters;
 use super::{
-    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, aesni_gcm, finish_tag, lengths_block,
-    load_j0, load16, store16,
+    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, finish_tag, lengths_block, load_j0,
+    load16, store16, vaes256_gcm,
 };
 use core::arch::x86_64::*;
 
@@ -168,13 +168,6 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
 ) -> [u8; 16] {
     let j0 = load_j0(j0);
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
-    if key.tuning.short_in_128_bits
-        && na <= aesni_gcm::SHORT_AAD_BLOCKS
-        && nc <= SHORT_IN_128_BITS_MAX_BLOCKS
-    {
-        // SAFETY: forwarded contract; the sizes are within the 128-bit short path's.
-        return unsafe { aesni_gcm::short::<NR, ENC>(key, j0, aad, io) };
-    }
     if na <= SHORT_AAD_BLOCKS && nc <= SHORT_MSG_BLOCKS && na + nc < HPowers::COUNT {
         // SAFETY: forwarded contract; the sizes are checked above.
         return unsafe { short::<NR, ENC>(key, j0, aad, io) };
@@ -214,17 +207,57 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
 /// AES-128 key set-up 471 -> 520 TSC ticks there (fastest of 20000 batches of eight).
 const PAIR_MIN_LEN: usize = 2048;
 
-/// Where the key's tuning says so (AMD Zen 4), messages of up to this many blocks take the
-/// 128-bit kernel's short path instead of this one: on Zen 4, whose 512-bit instructions
-/// issue as two 256-bit halves, a message of a block or two costs less in 128-bit vectors
-/// than in (mostly empty) 512-bit ones. Measured there, AES-128 seal / open MB/s at 16, 32
-/// and 48 bytes: 512-bit 333 / 309, 659 / 618, 997 / 927; 128-bit 398 / 363, 776 / 669,
-/// 1074 / 986. From 64 bytes the 512-bit path opens faster (1234 against 1148). Zen 5
-/// (family 0x1a model 2), whose vector units are 512 bits wide, goes the other way: TSC
-/// per call, the two alternated in one process, fastest of five runs, 512-bit against
-/// 128-bit, AES-128 seal 16 / 32 / 48 bytes 62 / 65 / 62 against 68 / 75 / 81, open
-/// 68 / 68 / 68 against 68 / 75 / 78; AES-256 seal 78 / 75 / 75 against 78 / 88 / 91.
-const SHORT_IN_128_BITS_MAX_BLOCKS: usize = 3;
+/// Where the key's tuning says so (AMD Zen 4), messages shorter than this, with associated
+/// data of at most [`SHORT_IN_256_BITS_MAX_AAD`] bytes, go to the 256-bit kernel (see
+/// [`seal_or_open_routed`]).
+const SHORT_IN_256_BITS_MAX_LEN: usize = 128;
+const SHORT_IN_256_BITS_MAX_AAD: usize = 64;
+
+/// The entry point: [`seal_or_open`], except that on CPUs whose tuning says so (AMD Zen 4)
+/// short messages take the 256-bit kernel instead. Zen 4 issues a 512-bit instruction as
+/// two 256-bit halves, so a message of a few blocks pays for vectors it leaves mostly
+/// empty, and the 256-bit kernel's one-pass short path (`vaes256_gcm::short`) costs less.
+/// The call goes to that kernel's own entry point, compiled without AVX-512: inlined into
+/// this kernel's AVX-512 code, the same path ran slower there (94-143 against 74-104 TSC
+/// ticks a call). Measured on Zen 4 (family 0x19 model 0x11), TSC ticks per call, fastest
+/// of 10000 batches of eight, AD 13 bytes, this kernel (its short paths: the 128-bit
+/// kernel's up to 48 bytes, its own above) against the 256-bit one, seal / open:
+/// - AES-128, 16 B 78 / 74 against 61 / 61; 32 B 78 / 91 against 61 / 58; 64 B 87 / 87
+///   against 71 / 65; 96 B 91 / 91 against 78 / 87; 127 B 94 / 87 against 91 / 107;
+/// - AES-256, 16 B 91 / 84 against 74 / 68; 64 B 100 / 103 against 91 / 84; 96 B
+///   113 / 110 against 87 / 94; 127 B 107 / 110 against 104 / 117.
+///
+/// From 128 bytes on, messages stay here: at 128 to 192 bytes the two are within noise of
+/// each other except on open, where this kernel is ahead (176 B AES-128 100 against 136);
+/// from 256 bytes this kernel's bulk loop takes over. Left alone: 13 to 15 blocks (208 to
+/// 240 bytes), too long for this kernel's short path, seal faster on the 256-bit one (224
+/// B AES-256 133 against 175); a fourth vector in this kernel's short path sped them up by
+/// 12-20% but, in one function with the three-vector form, slowed 128 to 192 bytes by
+/// about a tenth.
+///
+/// # Safety
+/// `io` must satisfy the contract of [`InOut::new`].
+#[inline(always)]
+pub(crate) unsafe fn seal_or_open_routed<const ENC: bool>(
+    key: &HwKey,
+    t: Vaes512Token,
+    j0: u128,
+    nonce96: bool,
+    aad: &[u8],
+    io: InOut,
+) -> [u8; 16] {
+    if key.tuning.short_in_256_bits
+        && io.len < SHORT_IN_256_BITS_MAX_LEN
+        && aad.len() <= SHORT_IN_256_BITS_MAX_AAD
+    {
+        // SAFETY: forwarded contract; a `Vaes512Token` proves the 256-bit kernel's
+        // features, which are a subset of its own.
+        unsafe { vaes256_gcm::seal_or_open::<ENC>(key, t.vaes256(), j0, nonce96, aad, io) }
+    } else {
+        // SAFETY: forwarded contract; the token proves the features.
+        unsafe { seal_or_open::<ENC>(key, t, j0, nonce96, aad, io) }
+    }
+}
 
 /// Associated data that fits one vector, and messages that fit three, take the short path.
 const SHORT_AAD_BLOCKS: usize = 4;
@@ -1268,7 +1301,7 @@ mod tests {
         // SAFETY: in place on the whole of `buf`, one pointer for both sides.
         unsafe {
             let io = InOut::new(p.cast_const(), p, buf.len());
-            seal_or_open::<ENC>(&hk, t, j0, true, aad, io)
+            seal_or_open_routed::<ENC>(&hk, t, j0, true, aad, io)
         }
     }
 
@@ -1306,7 +1339,7 @@ mod tests {
     }
 
     /// Every tuning (see `Tuning`: Karatsuba or schoolbook products and the carry folded
-    /// or multiplied, the shortest messages on the 128-bit path or this kernel's) gives the
+    /// or multiplied, messages under 128 bytes on the 256-bit kernel or this one) gives the
     /// same tag and ciphertext on every length class of message and associated data,
     /// whichever this CPU's keys use.
     #[test]
@@ -1317,23 +1350,24 @@ mod tests {
             &[17, 513, 1100]
         } else {
             &[
-                0, 1, 15, 16, 17, 47, 48, 49, 255, 256, 257, 511, 512, 513, 767, 768, 1024, 1100,
-                1400,
+                0, 1, 15, 16, 17, 47, 48, 49, 127, 128, 255, 256, 257, 511, 512, 513, 767, 768,
+                1024, 1100, 1400,
             ]
         };
         let tunings = [false, true].map(|f| {
             [false, true].map(move |s| Tuning {
                 save_multiplies: f,
-                short_in_128_bits: s,
+                short_in_256_bits: s,
                 pair_reduction: false,
             })
         });
-        // Associated data of one block, and of one and of two 16-block steps with a tail.
+        // Associated data of one block, at and just past the 256-bit kernel's bound (see
+        // `seal_or_open_routed`), and of one and of two 16-block steps with a tail.
         let aad: [u8; 700] = core::array::from_fn(|i| (i * 7 % 251) as u8);
         let aad_lens: &[usize] = if cfg!(miri) {
             &[15, 300]
         } else {
-            &[15, 300, 700]
+            &[15, 64, 65, 300, 700]
         };
         for key_len in [16, 24, 32] {
             let key: [u8; 32] = core::array::from_fn(|i| i as u8 * 3 + key_len as u8);
@@ -1398,7 +1432,7 @@ mod tests {
         };
         let pair = Tuning {
             save_multiplies: true,
-            short_in_128_bits: true,
+            short_in_256_bits: true,
             pair_reduction: true,
         };
         let single = Tuning {
