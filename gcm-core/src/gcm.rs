@@ -101,12 +101,9 @@ impl GcmKey {
         if let Ok(this) = &mut this {
             match &mut *this.engine {
                 #[cfg(target_arch = "x86_64")]
-                Engine::Vaes512(k, t) => {
-                    k.init(key, t.aesni());
-                    vaes512_gcm::prepare_key(k, *t);
-                }
+                Engine::Vaes512(k, t) => k.init(key, *t),
                 #[cfg(target_arch = "x86_64")]
-                Engine::Vaes256(k, t) => k.init(key, t.aesni()),
+                Engine::Vaes256(k, t) => k.init(key, *t),
                 #[cfg(target_arch = "x86_64")]
                 Engine::AesNi(k, t) => k.init(key, *t),
                 #[cfg(target_arch = "x86_64")]
@@ -401,13 +398,11 @@ from_ciphers! {
 impl Engine {
     #[cfg(target_arch = "x86_64")]
     pub(crate) fn vaes512(aes: crate::x86_64::RoundKeys, t: Vaes512Token) -> Self {
-        let mut k = HwKey::from_round_keys(aes, t.aesni());
-        vaes512_gcm::prepare_key(&mut k, t);
-        Engine::Vaes512(k, t)
+        Engine::Vaes512(HwKey::from_round_keys(aes, t), t)
     }
     #[cfg(target_arch = "x86_64")]
     pub(crate) fn vaes256(aes: crate::x86_64::RoundKeys, t: Vaes256Token) -> Self {
-        Engine::Vaes256(HwKey::from_round_keys(aes, t.aesni()), t)
+        Engine::Vaes256(HwKey::from_round_keys(aes, t), t)
     }
     #[cfg(target_arch = "x86_64")]
     pub(crate) fn aesni(aes: crate::x86_64::RoundKeys, t: AesNiToken) -> Self {

@@ -141,7 +141,7 @@ pub(crate) fn mont_mul(a: __m128i, b: __m128i) -> __m128i {
 
 /// `h·y mod g`, in constant time.
 #[target_feature(enable = "sse2")]
-fn times_y(h: __m128i) -> __m128i {
+pub(crate) fn times_y(h: __m128i) -> __m128i {
     // Shift the 128-bit value left by one: each 64-bit half, plus the carry between them.
     let carry = _mm_slli_si128::<8>(_mm_srli_epi64::<63>(h));
     let shifted = _mm_or_si128(_mm_slli_epi64::<1>(h), carry);

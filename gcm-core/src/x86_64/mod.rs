@@ -5,7 +5,9 @@
 //! blocks). Highest-first means that a 512-bit load at index `16 - n` yields the powers
 //! that the next `n` blocks are multiplied by, `H^n, H^(n-1), ...`, and the zero blocks
 //! let a partial final vector load past `H^1` without leaving the table. The 256-bit and
-//! 128-bit kernels use the same table (they only ever reach the last 8 entries).
+//! 128-bit kernels use the same table (they only ever reach the last 8 entries). The
+//! token a key is made with also picks how the table is derived ([`PowersToken`]): in
+//! 128-bit vectors, or two powers a vector on the VAES back ends.
 //!
 //! Whether a kernel may run is proven by a zero-sized token ([`AesNiToken`],
 //! [`AesNiAvxToken`], [`Vaes256Token`], [`Vaes512Token`]) that can only be made after the
@@ -252,7 +254,7 @@ pub(crate) struct HighPowers(pub(crate) [__m128i; 16]);
 impl HwKey {
     /// Expands the AES key and derives the hash-key powers.
     #[cfg(test)]
-    pub(crate) fn new(key: &[u8], token: AesNiToken) -> Self {
+    pub(crate) fn new(key: &[u8], token: impl PowersToken) -> Self {
         let mut k = Self::ZERO;
         k.init(key, token);
         k
@@ -275,22 +277,22 @@ impl HwKey {
     /// 164 ns through `GcmKey` and from 197 to 186 ns through `Aes128Gcm` (fastest of 8
     /// alternated runs of the `speed` tool). The key is still made zero, then copied once
     /// into the `GcmKey` being built: the code generator does not build the enum in place.
-    pub(crate) fn init(&mut self, key: &[u8], token: AesNiToken) {
-        // SAFETY: the token proves AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
+    pub(crate) fn init(&mut self, key: &[u8], token: impl PowersToken) {
+        // SAFETY: every token proves AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
         unsafe { self.init_impl(key, token) }
     }
 
     /// Takes over an expanded key (no second schedule) and derives the powers.
-    pub(crate) fn from_round_keys(aes: RoundKeys, token: AesNiToken) -> Self {
+    pub(crate) fn from_round_keys(aes: RoundKeys, token: impl PowersToken) -> Self {
         let mut k = Self::ZERO;
         k.aes = aes;
-        // SAFETY: the token proves AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
+        // SAFETY: every token proves AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
         unsafe { k.derive_impl(token) };
         k
     }
 
     #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-    fn init_impl(&mut self, key: &[u8], token: AesNiToken) {
+    fn init_impl(&mut self, key: &[u8], token: impl PowersToken) {
         aes_ni::expand_key_into(key, &mut self.aes);
         self.derive_impl(token);
     }
@@ -298,11 +300,50 @@ impl HwKey {
     /// The powers of `H = E_K(0)` and the rest, from the round keys already in `self`.
     #[inline]
     #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-    fn derive_impl(&mut self, _token: AesNiToken) {
-        let h = aes_ni::encrypt_block(&self.aes, core::arch::x86_64::_mm_setzero_si128());
-        clmul::powers_into(h, &mut self.h);
-        clmul::xored_halves_into(&self.h, &mut self.hx);
+    fn derive_impl(&mut self, token: impl PowersToken) {
+        // First: the 512-bit kernel's derivation looks at the tuning.
         self.tuning = crate::backend::tuning_for_cpu(crate::cpu::cpu());
+        let h = aes_ni::encrypt_block(&self.aes, core::arch::x86_64::_mm_setzero_si128());
+        token.derive_powers(h, self);
+    }
+}
+
+/// A back end's token, which says how its key derives the tables of hash-key powers: in
+/// 128-bit vectors, or two powers a vector where the CPU has 256-bit VPCLMULQDQ (see
+/// `vaes256_gcm::powers_into`), with the 512-bit kernel's extra powers where its tuning
+/// uses them (`vaes512_gcm::derive_powers`). Every token proves the AES-NI features.
+pub(crate) trait PowersToken: Copy {
+    /// Fills `key.h` and `key.hx` (and whatever else this back end multiplies by) from
+    /// `H = E_K(0)` in byte form; `key.aes` and `key.tuning` are set.
+    fn derive_powers(self, h_bytes: __m128i, key: &mut HwKey);
+}
+
+impl PowersToken for AesNiToken {
+    #[inline]
+    fn derive_powers(self, h_bytes: __m128i, key: &mut HwKey) {
+        // SAFETY: the token proves PCLMULQDQ and SSSE3.
+        unsafe {
+            clmul::powers_into(h_bytes, &mut key.h);
+            clmul::xored_halves_into(&key.h, &mut key.hx);
+        }
+    }
+}
+
+impl PowersToken for Vaes256Token {
+    #[inline]
+    fn derive_powers(self, h_bytes: __m128i, key: &mut HwKey) {
+        // SAFETY: the token proves VPCLMULQDQ, AVX2, PCLMULQDQ and SSSE3.
+        unsafe {
+            vaes256_gcm::powers_into(h_bytes, self, &mut key.h);
+            clmul::xored_halves_into(&key.h, &mut key.hx);
+        }
+    }
+}
+
+impl PowersToken for Vaes512Token {
+    #[inline]
+    fn derive_powers(self, h_bytes: __m128i, key: &mut HwKey) {
+        vaes512_gcm::derive_powers(h_bytes, self, key)
     }
 }
 
