@@ -59,9 +59,10 @@ fn sub_word3(k: __m128i) -> __m128i {
 #[inline]
 #[target_feature(enable = "sse2")]
 fn next4(k: __m128i, t: __m128i) -> __m128i {
+    // Word i of `k ^ k<<32` is `w_i ^ w_(i-1)`; that plus itself shifted by 64 bits
+    // gives the prefix XORs in two steps rather than three.
     let k = _mm_xor_si128(k, _mm_slli_si128::<4>(k));
-    let k = _mm_xor_si128(k, _mm_slli_si128::<4>(k));
-    let k = _mm_xor_si128(k, _mm_slli_si128::<4>(k));
+    let k = _mm_xor_si128(k, _mm_slli_si128::<8>(k));
     _mm_xor_si128(k, t)
 }
 

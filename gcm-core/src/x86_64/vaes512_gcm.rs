@@ -231,9 +231,11 @@ const SHORT_IN_256_BITS_MAX_AAD: usize = 64;
 /// each other except on open, where this kernel is ahead (176 B AES-128 100 against 136);
 /// from 256 bytes this kernel's bulk loop takes over. Left alone: 13 to 15 blocks (208 to
 /// 240 bytes), too long for this kernel's short path, seal faster on the 256-bit one (224
-/// B AES-256 133 against 175); a fourth vector in this kernel's short path sped them up by
-/// 12-20% but, in one function with the three-vector form, slowed 128 to 192 bytes by
-/// about a tenth.
+/// B AES-256 133 against 175). A fourth vector in this kernel's short path, as one
+/// function or as a second instance beside the three-vector one, sped them up by about a
+/// tenth but slowed 128 to 192 bytes by as much or more (A/B in alternation, this kernel
+/// over the 256-bit one: 128 B AES-256 open 1.03-1.06 -> 1.27-1.31, 224 B seal 1.28-1.31
+/// -> 1.12-1.15); not kept.
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
