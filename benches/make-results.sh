@@ -52,6 +52,15 @@ trap 'rm -rf "$tmp"' EXIT
 
 gcm_args=(--peers --all-backends --roofline --csv "$cpu_dir/results.csv" --plot "$cpu_dir/results.svg" --markdown "$tmp/gcm.md")
 tls_args=(--peers --tls-cbc --tls-engines --no-gcm --no-key-setup --csv "$tmp/tls.csv" --markdown "$tmp/tls.md")
+# A `--rounds N` given for the AES-GCM run applies to the TLS run too: with the default
+# seven rounds, one disturbance of a few seconds on a shared machine moved a whole
+# column of the TLS tables by a fifth.
+args=("$@")
+for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+    if [ "${args[i]}" = --rounds ]; then
+        tls_args+=(--rounds "${args[i + 1]}")
+    fi
+done
 "$speed" "${gcm_args[@]}" "$@" | tee "$tmp/gcm.log"
 "$speed" "${tls_args[@]}" | tee "$tmp/tls.log"
 tail -n +2 "$tmp/tls.csv" >> "$cpu_dir/results.csv"
@@ -104,7 +113,7 @@ openssl_v=$(openssl version 2>/dev/null || echo "unknown")
     echo
     echo '```'
     echo "speed --peers --all-backends --roofline --csv results.csv --plot results.svg --markdown gcm.md${*:+ $*}"
-    echo "speed --peers --tls-cbc --tls-engines --no-gcm --no-key-setup --csv tls.csv --markdown tls.md"
+    echo "speed ${tls_args[*]}" | sed "s#$tmp/##g"
     echo "MCA_SPEED_BIN=<the speed binary> bash benches/mca.sh   # the static llvm-mca proxy, last section"
     echo '```'
     echo
