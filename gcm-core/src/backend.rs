@@ -313,7 +313,7 @@ mod tests {
             tuning_for_cpu(cpu(Vendor::Amd)),
             tuning_for_cpu(cpu(Vendor::Intel)),
         );
-        // Zen 4 (family 0x19 model 0x11): short messages in 128 bits, the 32-block reduction.
+        // Zen 4 (family 0x19 model 0x11): short messages in 256 bits, the 32-block reduction.
         assert!(amd.save_multiplies && amd.short_in_256_bits && amd.pair_reduction);
         assert!(!intel.save_multiplies && !intel.short_in_256_bits && !intel.pair_reduction);
         assert_eq!(tuning_for_cpu(cpu(Vendor::Other)), intel);
