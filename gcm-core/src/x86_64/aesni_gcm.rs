@@ -145,7 +145,7 @@ unsafe fn gcm_with<const NR: usize, const ENC: bool, const KARATSUBA: bool, cons
 /// Associated data of up to 4 blocks and messages of up to 7 take the short path: with
 /// `J0`, at most 8 AES blocks, and at most 12 blocks to hash, within the 16 powers.
 pub(super) const SHORT_AAD_BLOCKS: usize = 4;
-pub(super) const SHORT_MSG_BLOCKS: usize = 7;
+const SHORT_MSG_BLOCKS: usize = 7;
 
 /// A whole message of a few blocks (see the bounds above): the AES of `J0` (for the tag)
 /// and of the message's counter blocks run side by side, and every GHASH input block
@@ -160,7 +160,7 @@ pub(super) const SHORT_MSG_BLOCKS: usize = 7;
 /// `io` satisfies the contract of [`InOut::new`]; the associated data is at most
 /// `SHORT_AAD_BLOCKS` blocks and the message at most `SHORT_MSG_BLOCKS`.
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-pub(super) unsafe fn short<const NR: usize, const ENC: bool>(
+unsafe fn short<const NR: usize, const ENC: bool>(
     key: &HwKey,
     j0: __m128i,
     aad: &[u8],

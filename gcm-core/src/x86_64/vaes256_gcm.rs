@@ -69,6 +69,10 @@ const SHORT_VECS: usize = 7;
 const SHORT_SEAL_MAX_BLOCKS: usize = 2 * SHORT_VECS;
 const CHUNK: usize = 16 * 2 * VECS;
 
+/// Messages shorter than this (one step), with at most `aesni_gcm::SHORT_AAD_BLOCKS`
+/// blocks of associated data, take the one-pass [`short`] path, sealed or opened.
+pub(super) const ONE_PASS_BELOW: usize = CHUNK;
+
 kernel_entry_points!(
     Vaes256Token,
     "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1"
@@ -113,7 +117,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
 ) -> [u8; 16] {
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
     let short_seal = ENC && nc <= SHORT_SEAL_MAX_BLOCKS && na + nc < HPowers::COUNT;
-    if na <= aesni_gcm::SHORT_AAD_BLOCKS && (io.len < CHUNK || short_seal) {
+    if na <= aesni_gcm::SHORT_AAD_BLOCKS && (io.len < ONE_PASS_BELOW || short_seal) {
         // SAFETY: forwarded contract; the sizes are checked above.
         return unsafe { short::<NR, ENC>(key, load_j0(j0), aad, io) };
     }

@@ -88,8 +88,8 @@
 use super::clmul::{bswap, bswap_mask};
 use super::counters::Counters;
 use super::{
-    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, finish_tag, lengths_block, load_j0,
-    load16, store16, vaes256_gcm,
+    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, aesni_gcm, finish_tag, lengths_block,
+    load_j0, load16, store16, vaes256_gcm,
 };
 use core::arch::x86_64::*;
 
@@ -209,9 +209,9 @@ const PAIR_MIN_LEN: usize = 2048;
 
 /// Where the key's tuning says so (AMD Zen 4), messages shorter than this, with associated
 /// data of at most [`SHORT_IN_256_BITS_MAX_AAD`] bytes, go to the 256-bit kernel (see
-/// [`seal_or_open_routed`]).
-const SHORT_IN_256_BITS_MAX_LEN: usize = 128;
-const SHORT_IN_256_BITS_MAX_AAD: usize = 64;
+/// [`seal_or_open_routed`]): the ones its one-pass path takes, seals and opens alike.
+const SHORT_IN_256_BITS_MAX_LEN: usize = vaes256_gcm::ONE_PASS_BELOW;
+const SHORT_IN_256_BITS_MAX_AAD: usize = 16 * aesni_gcm::SHORT_AAD_BLOCKS;
 
 /// The entry point: [`seal_or_open`], except that on CPUs whose tuning says so (AMD Zen 4)
 /// short messages take the 256-bit kernel instead. Zen 4 issues a 512-bit instruction as
