@@ -74,7 +74,18 @@ const CHUNK: usize = 16 * 2 * VECS;
 
 /// Messages shorter than this (one step), with at most `aesni_gcm::SHORT_AAD_BLOCKS`
 /// blocks of associated data, take the one-pass [`short`] path, sealed or opened.
-pub(super) const ONE_PASS_BELOW: usize = CHUNK;
+const ONE_PASS_BELOW: usize = CHUNK;
+
+/// Whether a seal (`ENC`) or open of `len` bytes with `aad_len` bytes of associated data
+/// takes the one-pass [`short`] path: at most `aesni_gcm::SHORT_AAD_BLOCKS` blocks of
+/// associated data, and a message below one step, or when sealing up to
+/// [`SHORT_SEAL_MAX_BLOCKS`] blocks with all of it at most `HPowers::COUNT` blocks to hash.
+#[inline(always)]
+pub(super) fn takes_one_pass<const ENC: bool>(aad_len: usize, len: usize) -> bool {
+    let (na, nc) = (aad_len.div_ceil(16), len.div_ceil(16));
+    let short_seal = ENC && nc <= SHORT_SEAL_MAX_BLOCKS && na + nc < HPowers::COUNT;
+    na <= aesni_gcm::SHORT_AAD_BLOCKS && (len < ONE_PASS_BELOW || short_seal)
+}
 
 kernel_entry_points!(
     Vaes256Token,
@@ -130,9 +141,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
-    let short_seal = ENC && nc <= SHORT_SEAL_MAX_BLOCKS && na + nc < HPowers::COUNT;
-    if na <= aesni_gcm::SHORT_AAD_BLOCKS && (io.len < ONE_PASS_BELOW || short_seal) {
+    if takes_one_pass::<ENC>(aad.len(), io.len) {
         // SAFETY: forwarded contract; the sizes are checked above.
         return unsafe { short::<NR, ENC>(key, load_j0(j0), aad, io) };
     }

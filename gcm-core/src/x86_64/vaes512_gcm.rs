@@ -88,8 +88,8 @@
 use super::clmul::{bswap, bswap_mask};
 use super::counters::Counters;
 use super::{
-    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, aesni_gcm, finish_tag, lengths_block,
-    load_j0, load16, store16, vaes256_gcm,
+    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, finish_tag, lengths_block, load_j0,
+    load16, store16, vaes256_gcm,
 };
 use core::arch::x86_64::*;
 
@@ -207,12 +207,6 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
 /// AES-128 key set-up 471 -> 520 TSC ticks there (fastest of 20000 batches of eight).
 const PAIR_MIN_LEN: usize = 2048;
 
-/// Where the key's tuning says so (AMD Zen 4), messages shorter than this, with associated
-/// data of at most [`SHORT_IN_256_BITS_MAX_AAD`] bytes, go to the 256-bit kernel (see
-/// [`seal_or_open_routed`]): the ones its one-pass path takes, seals and opens alike.
-const SHORT_IN_256_BITS_MAX_LEN: usize = vaes256_gcm::ONE_PASS_BELOW;
-const SHORT_IN_256_BITS_MAX_AAD: usize = 16 * aesni_gcm::SHORT_AAD_BLOCKS;
-
 /// The entry point: [`seal_or_open`], except that on CPUs whose tuning says so (AMD Zen 4)
 /// short messages take the 256-bit kernel instead. Zen 4 issues a 512-bit instruction as
 /// two 256-bit halves, so a message of a few blocks pays for vectors it leaves mostly
@@ -227,12 +221,19 @@ const SHORT_IN_256_BITS_MAX_AAD: usize = 16 * aesni_gcm::SHORT_AAD_BLOCKS;
 /// - AES-256, 16 B 91 / 84 against 74 / 68; 64 B 100 / 103 against 91 / 84; 96 B
 ///   113 / 110 against 87 / 94; 127 B 107 / 110 against 104 / 117.
 ///
-/// From 128 bytes on, messages stay here: at 128 to 192 bytes the two are within noise of
-/// each other except on open, where this kernel is ahead (176 B AES-128 100 against 136);
-/// from 256 bytes this kernel's bulk loop takes over. Left alone: 13 to 15 blocks (208 to
-/// 240 bytes), too long for this kernel's short path, seal faster on the 256-bit one (224
-/// B AES-256 133 against 175). A fourth vector in this kernel's short path, as one
-/// function or as a second instance beside the three-vector one, sped them up by about a
+/// Seals of up to 14 blocks go there too: the 256-bit kernel seals them in the same one
+/// pass (`vaes256_gcm::takes_one_pass` decides, for both kernels). Same method, this
+/// kernel's paths against the 256-bit one's, AES-128 / AES-256 seal: 128 B 91-94 /
+/// 110-113 against 78 / 94; 160 B 107-110 / 126-130 against 91-94 / 113-117; 208 B
+/// 136-139 / 178-182 against 107 / 133; 224 B 136 / 175-178 against 107 / 130 (192 B
+/// AES-256 within noise).
+///
+/// Opens from 128 bytes on stay here: at 128 to 192 bytes this kernel is ahead (176 B
+/// AES-128 100 against 136); from 256 bytes its bulk loop takes over. Left alone: opens
+/// of 13 to 16 blocks and seals of 15 and 16, about even between the two kernels with
+/// AES-128, the 256-bit one ahead with AES-256 (open 224 B 159 against 182-204, 256 B 146
+/// against 169-175). A fourth vector in this kernel's short path, as one function or
+/// as a second instance beside the three-vector one, sped up 13 to 15 blocks by about a
 /// tenth but slowed 128 to 192 bytes by as much or more (A/B in alternation, this kernel
 /// over the 256-bit one: 128 B AES-256 open 1.03-1.06 -> 1.27-1.31, 224 B seal 1.28-1.31
 /// -> 1.12-1.15); not kept.
@@ -248,10 +249,7 @@ pub(crate) unsafe fn seal_or_open_routed<const ENC: bool>(
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    if key.tuning.short_in_256_bits
-        && io.len < SHORT_IN_256_BITS_MAX_LEN
-        && aad.len() <= SHORT_IN_256_BITS_MAX_AAD
-    {
+    if key.tuning.short_in_256_bits && vaes256_gcm::takes_one_pass::<ENC>(aad.len(), io.len) {
         // SAFETY: forwarded contract; a `Vaes512Token` proves the 256-bit kernel's
         // features, which are a subset of its own.
         unsafe { vaes256_gcm::seal_or_open::<ENC>(key, t.vaes256(), j0, nonce96, aad, io) }
@@ -1365,7 +1363,8 @@ mod tests {
     }
 
     /// Every tuning (see `Tuning`: Karatsuba or schoolbook products and the carry folded
-    /// or multiplied, messages under 128 bytes on the 256-bit kernel or this one) gives the
+    /// or multiplied, messages under 128 bytes and seals up to 14 blocks on the 256-bit
+    /// kernel or this one, at those bounds and the associated data's) gives the
     /// same tag and ciphertext on every length class of message and associated data,
     /// whichever this CPU's keys use.
     #[test]
@@ -1376,8 +1375,8 @@ mod tests {
             &[17, 513, 1100]
         } else {
             &[
-                0, 1, 15, 16, 17, 47, 48, 49, 127, 128, 255, 256, 257, 511, 512, 513, 767, 768,
-                1024, 1100, 1400,
+                0, 1, 15, 16, 17, 47, 48, 49, 127, 128, 224, 225, 255, 256, 257, 511, 512, 513,
+                767, 768, 1024, 1100, 1400,
             ]
         };
         let tunings = [false, true].map(|f| {
