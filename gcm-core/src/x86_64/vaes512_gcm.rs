@@ -152,7 +152,7 @@ fn ghash_with<const KARA: bool>(
             *vi = unsafe { _mm512_maskz_loadu_epi8(m, rest.as_ptr().wrapping_add(64 * i).cast()) };
         }
     }
-    hash_tail(h, x, &v, rest.len().div_ceil(16))
+    hash_tail(h, x, &v, rest.len().div_ceil(16), None)
 }
 
 #[target_feature(
@@ -176,15 +176,29 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
     let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
     let x = ghash_with::<SAVE_MULS>(&key.h, &Powers::new(key), t, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
+    // A message that ends in a tail of up to 15 blocks hashes the lengths block in the
+    // tail's reduction rather than in one more after it (see `bulk_with`). Measured on an
+    // AMD EPYC Zen 4 (family 25 model 17), TSC ticks per call, fastest of 10000 batches
+    // of eight, several runs alternated, AD 13 bytes, seal / open: AES-256 240 B 182-188
+    // / 191-201 -> 156-159 / 149-152, 384 B 234-237 / 214 -> 204-217 / 188-195, 1350 B
+    // 464-474 / 422-425 -> 438-448 / 403-409; AES-128 240 B 139-143 / 143-149 -> 130-136
+    // / 136, 384 B 185-188 / 169-185 -> 172-178 / 159-162; 16 KiB within noise.
+    let lens = Some((aad.len(), io.len));
     // SAFETY: forwarded contract.
-    let x = unsafe {
+    let (x, lens_hashed) = unsafe {
         if SAVE_MULS && NR == 10 && key.tuning.pair_reduction && io.len >= PAIR_MIN_LEN {
-            bulk_with::<NR, ENC, true, true, true>(key, ctr, nonce96, x, io)
+            bulk_with::<NR, ENC, true, true, true>(key, ctr, nonce96, x, io, lens)
         } else {
-            bulk_with::<NR, ENC, true, SAVE_MULS, false>(key, ctr, nonce96, x, io)
+            bulk_with::<NR, ENC, true, SAVE_MULS, false>(key, ctr, nonce96, x, io, lens)
         }
     };
-    finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
+    if lens_hashed {
+        let mut tag = [0u8; 16];
+        store16(&mut tag, _mm_xor_si128(bswap(x), tag_mask));
+        tag
+    } else {
+        finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
+    }
 }
 
 /// Where the key's tuning says so (AMD Zen 5), AES-128 messages of at least this many bytes
@@ -666,15 +680,31 @@ fn karatsuba_sum(lo: [__m512i; VECS], hi: [__m512i; VECS], mid: [__m512i; VECS])
 }
 
 /// GHASH of the first `n` (1..=16) blocks of `v` (byte form, zero beyond the data)
-/// continuing from `x`: block `j` times `H^(n-j)`, one reduction.
+/// continuing from `x`: block `j` times `H^(n-j)`, one reduction. With `lens` (the
+/// lengths block, in the form [`lengths_block`] gives, `n` at most 15), that block too,
+/// last: the whole GHASH, the blocks by `H^(n+1-j)` and the lengths by `H`, still one
+/// reduction.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,avx2")]
-fn hash_tail(h: &HPowers, x: __m128i, v: &[__m512i; VECS], n: usize) -> __m128i {
-    debug_assert!((1..=16).contains(&n));
-    let first = HPowers::COUNT - n;
+fn hash_tail(
+    h: &HPowers,
+    x: __m128i,
+    v: &[__m512i; VECS],
+    n: usize,
+    lens: Option<__m128i>,
+) -> __m128i {
+    debug_assert!((1..=16 - lens.is_some() as usize).contains(&n));
+    let first = HPowers::COUNT - n - lens.is_some() as usize;
     let mut w = Wide::zero();
+    if let Some(lens) = lens {
+        w.mul_add(
+            _mm512_zextsi128_si512(lens),
+            _mm512_zextsi128_si512(h.0[HPowers::COUNT - 1]),
+        );
+    }
     for i in 0..n.div_ceil(4) {
-        // SAFETY: `first + 4i + 3 <= 18 < HPowers::LEN` for every vector that holds data;
+        // SAFETY: `first + 4i + 3 <= 18 < HPowers::LEN` for every vector that holds data
+        // (`first` is one less with `lens`, and `n` then at most 15);
         // lanes past the data multiply zero blocks by the padding or spare powers.
         let hp = unsafe { _mm512_loadu_si512(h.0.as_ptr().add(first + 4 * i).cast()) };
         let mut d = bswap512(v[i]);
@@ -957,13 +987,16 @@ unsafe fn bulk<const NR: usize, const ENC: bool, const HASH: bool>(
     io: InOut,
 ) -> __m128i {
     // SAFETY: forwarded contract.
-    unsafe { bulk_with::<NR, ENC, HASH, false, false>(key, ctr, public, x, io) }
+    unsafe { bulk_with::<NR, ENC, HASH, false, false>(key, ctr, public, x, io, None).0 }
 }
 
 /// [`bulk`], with fewer multiplies when `SAVE_MULS` (the running hash folded from one
 /// iteration into the next, see [`Carry`], and Karatsuba products, see [`stitched`]),
 /// and with `PAIR` (which needs `SAVE_MULS`) one reduction per two iterations (see the
-/// module documentation); `gcm` picks both from the key's tuning.
+/// module documentation); `gcm` picks both from the key's tuning. With `lens` (the
+/// associated data's and the message's lengths in bytes), a message that ends in a tail
+/// of at most 15 blocks gets the lengths block hashed in the tail's reduction: the second value returned says whether it was, in which case the
+/// first is the whole GHASH, not the hash to finish with `finish_tag`.
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
@@ -982,7 +1015,8 @@ unsafe fn bulk_with<
     public: bool,
     mut x: __m128i,
     io: InOut,
-) -> __m128i {
+    lens: Option<(usize, usize)>,
+) -> (__m128i, bool) {
     // The pairs fold the running hash into their first step: they need `SAVE_MULS`.
     const { assert!(!PAIR || SAVE_MULS) };
     let rk = broadcast_keys::<NR>(&key.aes.rk);
@@ -1186,13 +1220,21 @@ unsafe fn bulk_with<
 
     let rem = io.len - off;
     if rem == 0 {
-        return x;
+        return (x, false);
     }
+    // The lengths block joins the tail's reduction if the powers reach: 15 blocks at most.
+    // Made here, not before the bulk loop, where it would hold a register through it.
+    let lens = lens
+        .filter(|_| HASH && rem <= 15 * 16)
+        .map(|(aad_len, len)| lengths_block(aad_len, len));
     // SAFETY: `off + rem == io.len`.
-    unsafe { tail::<NR, ENC, HASH>(&key.h, &rk, ctr, x, io.skip(off), rem) }
+    let x = unsafe { tail::<NR, ENC, HASH>(&key.h, &rk, ctr, x, io.skip(off), rem, lens) };
+    (x, lens.is_some())
 }
 
-/// The last `rem` (1..256) bytes, with byte-masked loads and stores.
+/// The last `rem` (1..256) bytes, with byte-masked loads and stores; with `lens` (the
+/// associated data's and the message's lengths; `rem` at most 15 blocks), their block hashed in the same reduction, so that what is returned
+/// is the whole GHASH (see [`hash_tail`]).
 ///
 /// # Safety
 /// `io.len == rem`, and `io` satisfies the contract of [`InOut::new`].
@@ -1207,6 +1249,7 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
     mut x: __m128i,
     io: InOut,
     rem: usize,
+    lens: Option<__m128i>,
 ) -> __m128i {
     let masks: [__mmask64; VECS] = core::array::from_fn(|i| byte_mask(rem, i));
     let input: [__m512i; VECS] = core::array::from_fn(|i| {
@@ -1219,7 +1262,7 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
     });
     let n = rem.div_ceil(16);
     if HASH && !ENC {
-        x = hash_tail(h, x, &input, n);
+        x = hash_tail(h, x, &input, n, lens);
     }
     // Only as many vectors as hold data go through AES: short messages pay for one.
     let none = [_mm512_setzero_si512(); VECS];
@@ -1284,7 +1327,7 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
     if HASH && ENC {
         // Keystream beyond the message is not ciphertext: mask it off before hashing.
         let ct: [__m512i; VECS] = core::array::from_fn(|i| _mm512_maskz_mov_epi8(masks[i], out[i]));
-        x = hash_tail(h, x, &ct, n);
+        x = hash_tail(h, x, &ct, n, lens);
     }
     x
 }
