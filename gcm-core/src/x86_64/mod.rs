@@ -460,6 +460,31 @@ pub(crate) fn finish_tag(
     tag
 }
 
+/// [`finish_tag`], unless the kernel already hashed the lengths block in its last
+/// reduction (`lengths_hashed`): then `x` is the whole GHASH, and only the byte order and
+/// the mask remain.
+#[inline]
+#[target_feature(enable = "pclmulqdq,ssse3")]
+pub(crate) fn tag_from(
+    h: &HPowers,
+    x: __m128i,
+    lengths_hashed: bool,
+    aad_len: usize,
+    len: usize,
+    tag_mask: __m128i,
+) -> [u8; 16] {
+    if lengths_hashed {
+        let mut tag = [0u8; 16];
+        store16(
+            &mut tag,
+            core::arch::x86_64::_mm_xor_si128(clmul::bswap(x), tag_mask),
+        );
+        tag
+    } else {
+        finish_tag(h, x, aad_len, len, tag_mask)
+    }
+}
+
 /// GHASH from zero over each part, each zero-padded, as a block in byte form (used for
 /// `J0` of nonces that are not 96 bits long).
 pub(crate) fn ghash_parts(h: &HPowers, _token: AesNiToken, parts: &[&[u8]]) -> [u8; 16] {

@@ -88,8 +88,8 @@
 use super::clmul::{bswap, bswap_mask};
 use super::counters::Counters;
 use super::{
-    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, finish_tag, lengths_block, load_j0,
-    load16, store16, vaes256_gcm,
+    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, lengths_block, load_j0, load16,
+    store16, tag_from, vaes256_gcm,
 };
 use core::arch::x86_64::*;
 
@@ -192,13 +192,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
             bulk_with::<NR, ENC, true, SAVE_MULS, false>(key, ctr, nonce96, x, io, lens)
         }
     };
-    if lens_hashed {
-        let mut tag = [0u8; 16];
-        store16(&mut tag, _mm_xor_si128(bswap(x), tag_mask));
-        tag
-    } else {
-        finish_tag(&key.h, x, aad.len(), io.len, tag_mask)
-    }
+    tag_from(&key.h, x, lens_hashed, aad.len(), io.len, tag_mask)
 }
 
 /// Where the key's tuning says so (AMD Zen 5), AES-128 messages of at least this many bytes
