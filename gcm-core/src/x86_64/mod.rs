@@ -222,8 +222,9 @@ pub(crate) struct Tuning {
     /// kernel's bulk loop multiplies in Karatsuba form too (AMD, whose multiplier takes
     /// one every other cycle; see `aesni_gcm`).
     pub(crate) save_multiplies: bool,
-    /// The 512-bit kernel's entry point sends messages under 128 bytes to the 256-bit
-    /// kernel (AMD Zen 4; see `vaes512_gcm::seal_or_open_routed`).
+    /// The 512-bit kernel's entry point sends the messages that the 256-bit kernel's
+    /// one-pass path takes (under 128 bytes, seals up to 14 blocks) to that kernel (AMD
+    /// Zen 4; see `vaes512_gcm::seal_or_open_routed`).
     pub(crate) short_in_256_bits: bool,
     /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long
     /// AES-128 message instead of once per 16, multiplying the first 16 by `H^32..H^17`

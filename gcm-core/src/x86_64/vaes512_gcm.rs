@@ -1216,10 +1216,11 @@ unsafe fn bulk_with<
     if rem == 0 {
         return (x, false);
     }
-    // The lengths block joins the tail's reduction if the powers reach: 15 blocks at most.
-    // Made here, not before the bulk loop, where it would hold a register through it.
+    // The lengths block joins the tail's reduction if the powers reach: one of the table's
+    // powers is the lengths block's, so 15 blocks at most. Made here, not before the bulk
+    // loop, where it would hold a register through it.
     let lens = lens
-        .filter(|_| HASH && rem <= 15 * 16)
+        .filter(|_| HASH && rem <= 16 * (HPowers::COUNT - 1))
         .map(|(aad_len, len)| lengths_block(aad_len, len));
     // SAFETY: `off + rem == io.len`.
     let x = unsafe { tail::<NR, ENC, HASH>(&key.h, &rk, ctr, x, io.skip(off), rem, lens) };
