@@ -58,8 +58,8 @@ use super::clmul::{self, bswap, bswap_mask};
 use super::counters::DeltaCursor;
 use super::partial;
 use super::{
-    HPowers, HwKey, InOut, Vaes256Token, aes_ni, aesni_gcm, lengths_block, load_j0, load16,
-    store16, tag_from,
+    HPowers, HwKey, InOut, Vaes256Token, aesni_gcm, lengths_block, load_j0, load16, store16,
+    tag_from, tag_mask_now,
 };
 use core::arch::x86_64::*;
 
@@ -153,7 +153,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
         return unsafe { aesni_gcm::gcm::<NR, ENC, false>(key, t.aesni(), j0, nonce96, aad, io) };
     }
     let j0 = load_j0(j0);
-    let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
+    let tag_mask = tag_mask_now::<NR>(&key.aes.rk, j0);
     let x = hash_bytes_kara(key, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // A message that ends in a partial step hashes the lengths block in the tail's
@@ -204,7 +204,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
 ) -> [u8; 16] {
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
     let nv = nc.div_ceil(2);
-    let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
+    let tag_mask = tag_mask_now::<NR>(&key.aes.rk, j0);
     // The powers from `H^(na + nc + 1)` down, each vector taking the next two.
     let first = HPowers::COUNT - (na + nc + 1);
     // SAFETY: `k + 1 < HPowers::LEN` for every `k` below (at most `HPowers::COUNT - 1`),

@@ -88,8 +88,8 @@
 use super::clmul::{bswap, bswap_mask};
 use super::counters::Counters;
 use super::{
-    HPowers, HighPowers, HwKey, InOut, Vaes512Token, aes_ni, lengths_block, load_j0, load16,
-    store16, tag_from, vaes256_gcm,
+    HPowers, HighPowers, HwKey, InOut, Vaes512Token, lengths_block, load_j0, load16, store16,
+    tag_from, tag_mask_now, vaes256_gcm,
 };
 use core::arch::x86_64::*;
 
@@ -172,8 +172,9 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
         // SAFETY: forwarded contract; the sizes are checked above.
         return unsafe { short::<NR, ENC>(key, j0, aad, io) };
     }
-    // E(J0) is independent of everything else; out-of-order execution overlaps it.
-    let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
+    // E(J0) is independent of everything else; out-of-order execution overlaps it, if it
+    // is issued first (see `tag_mask_now`).
+    let tag_mask = tag_mask_now::<NR>(&key.aes.rk, j0);
     let x = ghash_with::<SAVE_MULS>(&key.h, &Powers::new(key), t, _mm_setzero_si128(), aad);
     let ctr = _mm_add_epi32(bswap(j0), _mm_set_epi32(0, 0, 0, 1));
     // A message that ends in a tail of up to 15 blocks hashes the lengths block in the
@@ -297,7 +298,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
     // SAFETY: `first + 3 < HPowers::LEN`, and for the message vectors
     // `first + na + 4i + 3 <= 17` for every vector holding data (see the caller's bounds).
     let powers = |i: usize| unsafe { _mm512_loadu_si512(h.0.as_ptr().add(i).cast()) };
-    let tag_mask = aes_ni::encrypt1::<NR>(&key.aes.rk, j0);
+    let tag_mask = tag_mask_now::<NR>(&key.aes.rk, j0);
 
     let mut w = Wide::zero();
     if na > 0 {
@@ -1463,7 +1464,7 @@ mod tests {
         hk.aes = reference.aes.clone();
         hk.tuning.pair_reduction = true;
         // SAFETY: the token proves AES-NI.
-        let h = unsafe { aes_ni::encrypt_block(&hk.aes, _mm_setzero_si128()) };
+        let h = unsafe { crate::x86_64::aes_ni::encrypt_block(&hk.aes, _mm_setzero_si128()) };
         derive_powers(h, t, &mut hk);
         assert!(
             (0..HPowers::LEN).all(|k| bytes(hk.h.0[k]) == bytes(reference.h.0[k])
