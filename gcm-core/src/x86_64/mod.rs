@@ -454,8 +454,10 @@ pub(crate) fn store16(b: &mut [u8; 16], v: __m128i) {
 ///   AES-256 seal 160 B 110-113 -> 87, 224 B 123-126 -> 107, AES-128 160 B 87 -> 78;
 ///   16 to 127 bytes within a few ticks either way.
 ///
-/// The 128-bit kernel keeps its own order: with the same change, some sizes gained and
-/// others lost (AES-256 256 B seal 305 -> 263 but open 247 -> 279, 200 B seal 292 -> 299).
+/// The 128-bit kernel (forced) places it so for seal: AES-128 320 B 328 -> 289, 384 B 351
+/// -> 302, 512 B 416 -> 370, 768 B 507 -> 484, AES-256 240 B 360 -> 302 (14 runs, 1500
+/// batches each); its open keeps LLVM's order, which measured as fast or faster (AES-128
+/// 200 B 256-263 against 282-312, the rest within noise).
 #[inline]
 #[target_feature(enable = "aes,sse2")]
 pub(crate) fn tag_mask_now<const NR: usize>(rk: &[__m128i; 15], j0: __m128i) -> __m128i {
