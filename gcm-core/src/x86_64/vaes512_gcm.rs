@@ -1339,7 +1339,7 @@ fn widen<const N: usize>(v: [__m512i; N]) -> [__m512i; VECS] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::x86_64::Tuning;
+    use crate::x86_64::{Tuning, aes_ni};
 
     fn bytes(v: __m128i) -> [u8; 16] {
         // SAFETY: 16 bytes to 16 bytes; every bit pattern is a valid `[u8; 16]`.
@@ -1464,7 +1464,7 @@ mod tests {
         hk.aes = reference.aes.clone();
         hk.tuning.pair_reduction = true;
         // SAFETY: the token proves AES-NI.
-        let h = unsafe { crate::x86_64::aes_ni::encrypt_block(&hk.aes, _mm_setzero_si128()) };
+        let h = unsafe { aes_ni::encrypt_block(&hk.aes, _mm_setzero_si128()) };
         derive_powers(h, t, &mut hk);
         assert!(
             (0..HPowers::LEN).all(|k| bytes(hk.h.0[k]) == bytes(reference.h.0[k])
