@@ -105,6 +105,24 @@ macro_rules! kernel_entry_points {
     };
 }
 
+/// Runs `$body` for each middle AES round `$r` (1 to `$nr - 1`, for `$nr` up to 14),
+/// written out with `$r` a constant in each copy, where a `for r in 1..NR` loop leaves
+/// unrolling to LLVM. A stitched kernel's round carries its share of the hash (loads,
+/// products, a reduction in one of them), and past some size LLVM kept such a loop
+/// rolled, with the block index, the powers' offsets and the reduction's test worked
+/// out at run time in every round (see `aesni_gcm::batches_body`).
+macro_rules! each_middle_round {
+    ($r:ident < $nr:expr, $body:block) => {
+        each_middle_round!(@ $r, $nr, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13)
+    };
+    (@ $r:ident, $nr:expr, $body:block, $($n:literal)*) => {
+        $({
+            const $r: usize = $n;
+            if $r < $nr $body
+        })*
+    };
+}
+
 pub(crate) mod aes_ni;
 pub(crate) mod aesni_gcm;
 pub(crate) mod block_cipher;
