@@ -693,9 +693,31 @@ unsafe fn batches_body<
             batch!(first, w, HPowers::COUNT - BLOCKS, true, true);
         }
         if ENC && HASH {
-            // SAFETY: output written above, not written again while the slice lives.
-            let unhashed = unsafe { core::slice::from_raw_parts(io.dst.add(hashed), off - hashed) };
-            x = clmul::update(h, x, unhashed);
+            // The last one or two batches, by `H^n ... H^1` with one reduction, in the
+            // loop's product form. Through `clmul::update` (schoolbook products, one
+            // reduction per 8 blocks) seals took longer, measured on Zen 4 (this back end
+            // forced, TSC ticks per call, fastest of 2000 batches of eight, three runs):
+            // AES-128 256 B 234 -> 211, 384 B 295 -> 276, 1350 B 789 -> 776, 2 KiB
+            // 1020 -> 997; AES-256 256 B 276 -> 260, 1350 B 910 -> 880, 8 KiB 3961 ->
+            // 3909.
+            let n = (off - hashed) / 16;
+            let mut w = Wide::zero();
+            for j in 0..n {
+                // SAFETY: output written above (`hashed + 16 n == off <= io.len`).
+                let mut a = bswap(unsafe {
+                    _mm_loadu_si128(io.dst.cast_const().add(hashed + 16 * j).cast())
+                });
+                if j == 0 {
+                    a = _mm_xor_si128(a, x);
+                }
+                let k = HPowers::COUNT - n + j;
+                if KARATSUBA {
+                    w.mul_add_karatsuba(a, h.0[k], key.hx.0[k]);
+                } else {
+                    w.mul_add(a, h.0[k]);
+                }
+            }
+            x = if KARATSUBA { w.into_schoolbook() } else { w }.reduce();
         }
         (x, counters.next_counter(), off)
     }
