@@ -475,7 +475,6 @@ unsafe fn bulk_with<
     };
 
     let rk = &key.aes.rk;
-    let h = &key.h;
     let rem = io.len - off;
     if rem == 0 {
         return x;
@@ -485,7 +484,7 @@ unsafe fn bulk_with<
     unsafe { read_tail(io, off, rem, buf.as_flattened_mut()) };
     let n = rem.div_ceil(16);
     if HASH && !ENC {
-        x = hash_tail(h, x, &buf[..n]);
+        x = hash_blocks::<KARATSUBA>(key, x, &buf[..n]);
     }
     for (i, b) in buf[..n].iter_mut().enumerate() {
         let c = bswap(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
@@ -496,7 +495,7 @@ unsafe fn bulk_with<
     if HASH && ENC {
         // The keystream beyond the message is not ciphertext: GHASH pads with zeros.
         buf.as_flattened_mut()[rem..].fill(0);
-        x = hash_tail(h, x, &buf[..n]);
+        x = hash_blocks::<KARATSUBA>(key, x, &buf[..n]);
     }
     x
 }
@@ -705,24 +704,9 @@ unsafe fn batches_body<
             // AES-128 256 B 234 -> 211, 384 B 295 -> 276, 1350 B 789 -> 776, 2 KiB
             // 1020 -> 997; AES-256 256 B 276 -> 260, 1350 B 910 -> 880, 8 KiB 3961 ->
             // 3909.
-            let n = (off - hashed) / 16;
-            let mut w = Wide::zero();
-            for j in 0..n {
-                // SAFETY: output written above (`hashed + 16 n == off <= io.len`).
-                let mut a = bswap(unsafe {
-                    _mm_loadu_si128(io.dst.cast_const().add(hashed + 16 * j).cast())
-                });
-                if j == 0 {
-                    a = _mm_xor_si128(a, x);
-                }
-                let k = HPowers::COUNT - n + j;
-                if KARATSUBA {
-                    w.mul_add_karatsuba(a, h.0[k], key.hx.0[k]);
-                } else {
-                    w.mul_add(a, h.0[k]);
-                }
-            }
-            x = if KARATSUBA { w.into_schoolbook() } else { w }.reduce();
+            // SAFETY: output written above, not written again while the slice lives.
+            let unhashed = unsafe { core::slice::from_raw_parts(io.dst.add(hashed), off - hashed) };
+            x = hash_blocks::<KARATSUBA>(key, x, unhashed.as_chunks().0);
         }
         (x, counters.next_counter(), off)
     }
@@ -767,10 +751,12 @@ fn unshared(p: *const u8) -> *const u8 {
     p
 }
 
-/// GHASH of up to 16 blocks in byte form, with one reduction.
+/// GHASH of up to 16 blocks in byte form continuing from `x`, by `H^n ... H^1` with one
+/// reduction, in the bulk loop's product form (Karatsuba when `KARATSUBA`): the tail, and
+/// the batches a seal's loop leaves unhashed.
 #[inline]
 #[target_feature(enable = "pclmulqdq,ssse3")]
-fn hash_tail(h: &HPowers, x: __m128i, blocks: &[[u8; 16]]) -> __m128i {
+fn hash_blocks<const KARATSUBA: bool>(key: &HwKey, x: __m128i, blocks: &[[u8; 16]]) -> __m128i {
     let n = blocks.len();
     let mut w = Wide::zero();
     for (j, b) in blocks.iter().enumerate() {
@@ -778,9 +764,14 @@ fn hash_tail(h: &HPowers, x: __m128i, blocks: &[[u8; 16]]) -> __m128i {
         if j == 0 {
             v = _mm_xor_si128(v, x);
         }
-        w.mul_add(v, h.0[HPowers::COUNT - n + j]);
+        let k = HPowers::COUNT - n + j;
+        if KARATSUBA {
+            w.mul_add_karatsuba(v, key.h.0[k], key.hx.0[k]);
+        } else {
+            w.mul_add(v, key.h.0[k]);
+        }
     }
-    w.reduce()
+    if KARATSUBA { w.into_schoolbook() } else { w }.reduce()
 }
 
 #[cfg(test)]
