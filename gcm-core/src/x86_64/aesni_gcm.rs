@@ -36,11 +36,12 @@
 //! SSE 0.94x / 0.90x; Karatsuba SSE 1.12-1.13x / 1.03x; Karatsuba VEX 1.21-1.22x /
 //! 1.10x (1350 bytes: 1.27-1.34x / 1.21x). A proxy for the AMD cores without VAES that
 //! take this back end by default (Zen 1 and 2), which were not measured. On an AMD EPYC
-//! Zen 4 (family 25 model 17), same comparison (`speed`, 11 rounds, best of aws-lc-rs and
-//! OpenSSL), after the rounds were written out and pinned (see `batches_body`), 1350 B /
-//! 4 KiB / 16 KiB: AES-128 seal 1.23 / 1.29 / 1.25, open 1.26 / 1.25 / 1.23; AES-256 seal
-//! 1.13 / 1.23 / 1.20, open 1.26 / 1.23 / 1.22 (before, in a 7-round run the same
-//! day: AES-256 seal 1.03 / 1.01 / 1.00, open 1.13 / 1.00 / 0.98).
+//! Zen 4 (family 25 model 17), same comparison (benches/RESULTS.md, `make-results.sh`, 11
+//! rounds, best of aws-lc-rs and OpenSSL), after the rounds were written out and pinned
+//! (see `batches_body`), 1350 B / 4 KiB / 16 KiB: AES-128 seal 1.15 / 1.26 / 1.22, open
+//! 1.33 / 1.12 / 1.26; AES-256 seal 1.20 / 1.11 / 1.06, open 1.19 / 1.14 / 1.20 (another
+//! 11-round run the same day: 1.13-1.29 in every cell). The table before: AES-256 seal
+//! 1.05 / 0.97 / 0.98, open 1.14 / 1.12 / 1.02.
 //!
 //! Fewer than 8 blocks at the end go through a stack buffer, and are hashed with one
 //! aggregated multiplication by `H^n ... H^1`. The VAES kernels read and write their
