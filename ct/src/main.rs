@@ -185,9 +185,13 @@ fn main() -> ExitCode {
     say!(
         "ct-msan: -- TLS CBC: the SHA-512 engines' rounds and finish steps as other CPUs get them"
     );
-    if tls_cbc_aead::ct_check::swap_round_tuning(true) {
-        other_round_form(&mut ledger, &mut seen);
-        tls_cbc_aead::ct_check::swap_round_tuning(false);
+    if tls_cbc_aead::ct_check::swap_round_tuning(0) {
+        for pass in 1..=tls_cbc_aead::ct_check::ROUND_TUNING_PASSES {
+            say!("ct-msan: other round forms, pass {pass}");
+            tls_cbc_aead::ct_check::swap_round_tuning(pass);
+            other_round_form(&mut ledger, &mut seen, pass);
+        }
+        tls_cbc_aead::ct_check::swap_round_tuning(0);
     } else {
         ledger.fail("swapping the round tuning", "unsupported in this build");
     }
@@ -238,11 +242,12 @@ fn forced_tls_suites(ledger: &mut Ledger, seen: &mut Seen) {
     }
 }
 
-/// Runs every engine choice on a SHA-512 engine again, with the rounds in the form the
-/// other CPUs get and open's secret-length finish stepping the other way (pairs or single
-/// blocks; `swap_round_tuning` is on): one group per suite.
-fn other_round_form(ledger: &mut Ledger, seen: &mut Seen) {
-    let mut seed = 20_000;
+/// Runs every engine choice on a SHA-512 engine again, with the rounds in the forms of
+/// pass `pass` of `swap_round_tuning` (which is on), and in odd passes open's
+/// secret-length finish stepping the other way (pairs or single blocks): one group per
+/// suite.
+fn other_round_form(ledger: &mut Ledger, seen: &mut Seen, pass: u8) {
+    let mut seed = 20_000 * u64::from(pass);
     for suite in &tls::SUITES {
         let sha512 =
             |e: &Engines| matches!(e.hash, HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512);
@@ -472,8 +477,14 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
             stitched_ran(suite, engine),
         ));
     }
-    for engine in [HashEngine::Sha512Avx2, HashEngine::Sha512Avx512] {
-        for rounds in ["fewest-ops", "short-chain"] {
+    for (engine, forms) in [
+        (HashEngine::Sha512Avx2, &["fewest-ops", "short-chain"][..]),
+        (
+            HashEngine::Sha512Avx512,
+            &["fewest-ops", "short-chain", "split-lanes"][..],
+        ),
+    ] {
+        for &rounds in forms {
             // The plain seal (and every open) runs `rounds`, the stitched seal
             // `stitched_rounds`: the two differ on some CPUs (see `Tunings`).
             let plain = seen

@@ -46,35 +46,42 @@ pub(crate) fn hidden(bits: u32) -> bool {
     gcm_core::ct::hidden_cpu_features() & bits != 0
 }
 
-/// Makes keys made from now on run the SHA-512 engines' rounds in the other form than
-/// this CPU gets (see `RoundTuning`), and step open's secret-length finish the other way
-/// (pairs or single blocks, see `FinishSteps`), so that the constant-time harness checks
-/// both on any CPU; `false` restores the usual choice. Only in a MemorySanitizer build
-/// (returns true); elsewhere it does nothing and returns false.
-pub fn swap_round_tuning(swap: bool) -> bool {
+/// How many passes of other round forms [`swap_round_tuning`] has: with the usual choice,
+/// enough to run every form of the SHA-512 engines (see `RoundTuning`) on any CPU.
+pub const ROUND_TUNING_PASSES: u8 = 2;
+
+/// Makes keys made from now on run the SHA-512 engines' rounds in other forms than this
+/// CPU gets: in pass `k` (1 to [`ROUND_TUNING_PASSES`]) each form is moved `k` places
+/// along the three, so that the constant-time harness checks every form on any CPU; and
+/// in the odd passes open's secret-length finish steps the other way (pairs or single
+/// blocks, see `FinishSteps`). Pass 0 restores the usual choice. Only in a
+/// MemorySanitizer build (returns true); elsewhere it does nothing and returns false.
+pub fn swap_round_tuning(pass: u8) -> bool {
     #[cfg(ct_msan)]
     {
-        ROUND_TUNING_SWAPPED.store(swap, core::sync::atomic::Ordering::Relaxed);
+        ROUND_TUNING_PASS.store(
+            pass.min(ROUND_TUNING_PASSES),
+            core::sync::atomic::Ordering::Relaxed,
+        );
         true
     }
     #[cfg(not(ct_msan))]
     {
-        let _ = swap;
+        let _ = pass;
         false
     }
 }
 
 #[cfg(ct_msan)]
-static ROUND_TUNING_SWAPPED: core::sync::atomic::AtomicBool =
-    core::sync::atomic::AtomicBool::new(false);
+static ROUND_TUNING_PASS: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
 
-/// Whether [`swap_round_tuning`] is on (never outside the sanitizer build).
+/// The pass [`swap_round_tuning`] set (always 0 outside the sanitizer build).
 #[inline]
-pub(crate) fn round_tuning_swapped() -> bool {
+pub(crate) fn round_tuning_pass() -> u8 {
     #[cfg(ct_msan)]
-    return ROUND_TUNING_SWAPPED.load(core::sync::atomic::Ordering::Relaxed);
+    return ROUND_TUNING_PASS.load(core::sync::atomic::Ordering::Relaxed);
     #[cfg(not(ct_msan))]
-    false
+    0
 }
 
 /// What a key chose when it was made, as the constant-time harness reports it: its
@@ -92,8 +99,8 @@ pub struct KeyEngines {
     /// `sha512-avx512`).
     pub hash: &'static str,
     /// The form of the hash rounds of open and of the plain hashes, where the engine has
-    /// two builds (the SHA-512 engines): `fewest-ops` or `short-chain`; `-` for the other
-    /// engines.
+    /// several builds (the SHA-512 engines): `fewest-ops`, `short-chain` or (AVX-512
+    /// engine) `split-lanes`; `-` for the other engines.
     pub rounds: &'static str,
     /// The form of the stitched seal's hash rounds, as [`Self::rounds`]; `-` also when
     /// the seal is plain.
@@ -118,6 +125,7 @@ impl KeyEngines {
             (HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512, RoundTuning::ShortChain) => {
                 "short-chain"
             }
+            (HashEngine::Sha512Avx512, RoundTuning::SplitLanes) => "split-lanes",
             _ => "-",
         };
         // What seal runs: stitched only when the cipher hands out AES-NI round keys as

@@ -400,14 +400,23 @@ impl HashAlg for Sha384 {
 
     fn compressor(engine: HashEngine, tuning: RoundTuning) -> Compress<[u64; 8]> {
         #[cfg(target_arch = "x86_64")]
-        use crate::x86_64::sha512::{FewestOps, ShortChain};
+        use crate::x86_64::{
+            sha512::{FewestOps, ShortChain},
+            sha512_avx512::SplitLanes,
+        };
+        // `SplitLanes` needs AVX-512VL: keys made for another engine never hold it (see
+        // `RoundTuning::on`), and the AVX2 arms take it as `FewestOps` all the same.
         match (engine, tuning) {
             #[cfg(target_arch = "x86_64")]
             (HashEngine::Sha512Avx512, RoundTuning::FewestOps) => sha512_on_avx512::<FewestOps>,
             #[cfg(target_arch = "x86_64")]
             (HashEngine::Sha512Avx512, RoundTuning::ShortChain) => sha512_on_avx512::<ShortChain>,
             #[cfg(target_arch = "x86_64")]
-            (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => sha512_on_avx2::<FewestOps>,
+            (HashEngine::Sha512Avx512, RoundTuning::SplitLanes) => sha512_on_avx512::<SplitLanes>,
+            #[cfg(target_arch = "x86_64")]
+            (HashEngine::Sha512Avx2, RoundTuning::FewestOps | RoundTuning::SplitLanes) => {
+                sha512_on_avx2::<FewestOps>
+            }
             #[cfg(target_arch = "x86_64")]
             (HashEngine::Sha512Avx2, RoundTuning::ShortChain) => sha512_on_avx2::<ShortChain>,
             _ => sha512_rustcrypto,
@@ -416,7 +425,11 @@ impl HashAlg for Sha384 {
 
     fn pair_compressor(engine: HashEngine, tuning: RoundTuning) -> Option<CompressPair<[u64; 8]>> {
         #[cfg(target_arch = "x86_64")]
-        use crate::x86_64::sha512::{FewestOps, ShortChain};
+        use crate::x86_64::{
+            sha512::{FewestOps, ShortChain},
+            sha512_avx512::SplitLanes,
+        };
+        // As in `compressor`.
         match (engine, tuning) {
             #[cfg(target_arch = "x86_64")]
             (HashEngine::Sha512Avx512, RoundTuning::FewestOps) => {
@@ -427,7 +440,11 @@ impl HashAlg for Sha384 {
                 Some(sha512_pair_on_avx512::<ShortChain>)
             }
             #[cfg(target_arch = "x86_64")]
-            (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => {
+            (HashEngine::Sha512Avx512, RoundTuning::SplitLanes) => {
+                Some(sha512_pair_on_avx512::<SplitLanes>)
+            }
+            #[cfg(target_arch = "x86_64")]
+            (HashEngine::Sha512Avx2, RoundTuning::FewestOps | RoundTuning::SplitLanes) => {
                 Some(sha512_pair_on_avx2::<FewestOps>)
             }
             #[cfg(target_arch = "x86_64")]
@@ -472,7 +489,11 @@ impl HashAlg for Sha384 {
         // SAFETY: the caller guarantees the engine's features (it was available) and
         // AES-NI.
         unsafe {
-            use crate::x86_64::sha512::{FewestOps, ShortChain};
+            use crate::x86_64::{
+                sha512::{FewestOps, ShortChain},
+                sha512_avx512::SplitLanes,
+            };
+            // As in `compressor`.
             match (engine, tuning) {
                 (HashEngine::Sha512Avx512, RoundTuning::FewestOps) => Some(
                     stitch::sha512_avx512::<FewestOps>(state, head, data, keys, iv),
@@ -480,11 +501,12 @@ impl HashAlg for Sha384 {
                 (HashEngine::Sha512Avx512, RoundTuning::ShortChain) => Some(
                     stitch::sha512_avx512::<ShortChain>(state, head, data, keys, iv),
                 ),
-                (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => {
-                    Some(stitch::sha512_avx2::<FewestOps>(
-                        state, head, data, keys, iv,
-                    ))
-                }
+                (HashEngine::Sha512Avx512, RoundTuning::SplitLanes) => Some(
+                    stitch::sha512_avx512::<SplitLanes>(state, head, data, keys, iv),
+                ),
+                (HashEngine::Sha512Avx2, RoundTuning::FewestOps | RoundTuning::SplitLanes) => Some(
+                    stitch::sha512_avx2::<FewestOps>(state, head, data, keys, iv),
+                ),
                 (HashEngine::Sha512Avx2, RoundTuning::ShortChain) => {
                     Some(stitch::sha512_avx2::<ShortChain>(
                         state, head, data, keys, iv,

@@ -95,9 +95,10 @@ impl fmt::Display for EngineUnavailable {
 
 impl core::error::Error for EngineUnavailable {}
 
-/// How an engine's scalar rounds are written for this CPU's core, chosen with the engine
-/// when a key is made. Only the SHA-512 engines have two builds (see
-/// `x86_64::sha512::round!`); the others run the same code for either.
+/// How an engine's rounds are written for this CPU's core, chosen with the engine when a
+/// key is made. Only the SHA-512 engines have more than one build (see
+/// `x86_64::sha512::round!` and `x86_64::sha512_avx512::SplitLanes`); the others run the
+/// same code for any.
 // `repr(u8)` with a variant of 0: a key holding one is wiped as plain bytes (see
 // `HmacKey`'s `Drop`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,32 +110,50 @@ pub(crate) enum RoundTuning {
     /// The shortest chain of dependent steps a round, for cores with five integer ALUs:
     /// Intel's from Golden Cove on (Alder Lake, Sapphire Rapids and later).
     ShortChain,
+    /// `a..d` in vector lanes and `e..h` scalar, for AMD Zen 4 (see [`Tunings::for_cpu`]).
+    /// Needs AVX-512VL: on the AVX2 engine it is `FewestOps` (see [`Self::on`]).
+    SplitLanes,
 }
 
 impl RoundTuning {
-    /// The tunings that give `engine` different code: both for the SHA-512 engines, one
-    /// for the others (for the tests that run every build).
+    /// Every form, in the order the constant-time harness steps through them (see
+    /// [`Tunings::for_this_cpu`]).
+    const ALL: [RoundTuning; 3] = [
+        RoundTuning::FewestOps,
+        RoundTuning::ShortChain,
+        RoundTuning::SplitLanes,
+    ];
+
+    /// The tunings that give `engine` different code: all three for the AVX-512 engine,
+    /// the scalar two for the AVX2 one, one for the others (for the tests that run every
+    /// build).
     #[cfg(test)]
     pub(crate) fn builds_of(engine: HashEngine) -> &'static [RoundTuning] {
         match engine {
-            HashEngine::Sha512Avx2 | HashEngine::Sha512Avx512 => {
-                &[RoundTuning::FewestOps, RoundTuning::ShortChain]
-            }
+            HashEngine::Sha512Avx512 => &Self::ALL,
+            HashEngine::Sha512Avx2 => &[RoundTuning::FewestOps, RoundTuning::ShortChain],
             _ => &[RoundTuning::ShortChain],
         }
     }
 
-    /// The other form.
-    fn other(self) -> Self {
-        match self {
-            RoundTuning::FewestOps => RoundTuning::ShortChain,
-            RoundTuning::ShortChain => RoundTuning::FewestOps,
+    /// The form `steps` places after this one in [`Self::ALL`], round the end.
+    fn rotated(self, steps: u8) -> Self {
+        Self::ALL[(self as usize + usize::from(steps)) % Self::ALL.len()]
+    }
+
+    /// This form as `engine` runs it: `SplitLanes` is the AVX-512 engine's alone, and the
+    /// others take the form it replaces there, `FewestOps`.
+    pub(crate) fn on(self, engine: HashEngine) -> Self {
+        match (self, engine) {
+            (RoundTuning::SplitLanes, e) if e != HashEngine::Sha512Avx512 => RoundTuning::FewestOps,
+            (t, _) => t,
         }
     }
 
-    /// The tuning for `cpu`, from its vendor, family and model: the short chain on the
-    /// Intel cores with five integer ALUs, the fewest operations everywhere else. What
-    /// the stitched seal runs, and the rest too except on AMD Zen 5 (see [`Tunings`]).
+    /// The scalar form for `cpu`, from its vendor, family and model: the short chain on
+    /// the Intel cores with five integer ALUs, the fewest operations everywhere else.
+    /// What the stitched seal runs, and the rest too, except on AMD Zen 5 and on AMD
+    /// family 0x19, which runs split lanes (see [`Tunings::for_cpu`]).
     ///
     /// Measured: Zen 4 ran the fewest-operations form 4% faster than the short chain
     /// when that took 25 operations, and against the 24 it takes now still seals 1.5-2.5%
@@ -177,6 +196,12 @@ fn amd_zen5_or_later(cpu: gcm_core::__Cpu) -> bool {
     cpu.vendor == gcm_core::__Vendor::Amd && cpu.family >= 0x1a
 }
 
+/// AMD family 0x19: Zen 3 and Zen 4. Only Zen 4 has AVX-512, so only Zen 4 runs the
+/// AVX-512 engine and with it [`RoundTuning::SplitLanes`].
+fn amd_family_19h(cpu: gcm_core::__Cpu) -> bool {
+    cpu.vendor == gcm_core::__Vendor::Amd && cpu.family == 0x19
+}
+
 /// The round forms of one key: its plain compressions' (open's record MAC, the plain
 /// seal's, both outer hashes, the key's pads) and its stitched seal's inner hash, chosen
 /// per CPU when the key is made.
@@ -196,17 +221,15 @@ impl Tunings {
         }
     }
 
-    /// The forms for the CPU this process runs on (or the other ones, both swapped, while
-    /// the constant-time harness asks for them: `ct_check::swap_round_tuning`).
+    /// The forms for the CPU this process runs on, or, while the constant-time harness
+    /// asks for pass `k` of its other forms (`ct_check::swap_round_tuning`), each moved
+    /// `k` places along [`RoundTuning::ALL`], so that its passes run every form.
     pub(crate) fn for_this_cpu() -> Self {
         let t = Self::for_cpu(gcm_core::__this_cpu());
-        if crate::ct_check::round_tuning_swapped() {
-            Tunings {
-                plain: t.plain.other(),
-                stitched: t.stitched.other(),
-            }
-        } else {
-            t
+        let pass = crate::ct_check::round_tuning_pass();
+        Tunings {
+            plain: t.plain.rotated(pass),
+            stitched: t.stitched.rotated(pass),
         }
     }
 
@@ -223,7 +246,27 @@ impl Tunings {
     /// 22100-22204 / 21151-21437, 16 KiB 41700-42526 / 39991-41122; stitched seal 256 B
     /// 1761-1849 / 1904-1966, 1350 B 4520-4634 / 4881-4995, 16 KiB 44794-45864 /
     /// 47411-48594 (6-8% slower with the short chain).
+    ///
+    /// On AMD family 0x19, both [`RoundTuning::SplitLanes`], which Zen 4 runs on its
+    /// AVX-512 engine and Zen 3 (no AVX-512, so the AVX2 engine) as `FewestOps`. Measured
+    /// on an AMD EPYC Zen 4 (family 25 model 17, AVX-512 engine), AES-256-CBC-SHA384, TSC
+    /// cycles a record (fastest of 300 batches of eight, the three forms alternated in one
+    /// process, three runs), split lanes against the fewest operations, seal (stitched) /
+    /// open: 16 B 1043-1049 / 994 against 1186-1202 / 1124-1131; 256 B 1764-1768 /
+    /// 1865-1875 against 2002-2005 / 2028; 1350 B 4897-4936 / 4884-4975 against 5609-5648
+    /// / 5346-5359; 4 KiB 13393-13448 / 13074-13097 against 15473-15635 / 14365-14417;
+    /// 16 KiB 50540-50550 / 48746-48779 against 58409-58457 / 53664-53696 (the short
+    /// chain: 60492-60495 / 55942-55968). The compression alone: 345 ticks a block
+    /// against 382. Not measured on the Intel cores with AVX-512, which keep their
+    /// scalar forms, nor on Zen 5, whose vector pipes take 2 cycles a step for the
+    /// additions and logic on the chain through `a` (see `sha512`).
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
+        if amd_family_19h(cpu) {
+            return Tunings {
+                plain: RoundTuning::SplitLanes,
+                stitched: RoundTuning::SplitLanes,
+            };
+        }
         let stitched = RoundTuning::for_cpu(cpu);
         Tunings {
             plain: if amd_zen5_or_later(cpu) {
@@ -252,12 +295,12 @@ pub(crate) enum FinishSteps {
 }
 
 impl FinishSteps {
-    /// The choice for this CPU (or the other one, while the constant-time harness asks
-    /// for the other round form: `ct_check::swap_round_tuning` swaps this too).
+    /// The choice for this CPU (or the other one, in the odd passes of the constant-time
+    /// harness's other round forms: `ct_check::swap_round_tuning`).
     pub(crate) fn for_this_cpu() -> Self {
         match (
             Self::for_cpu(gcm_core::__this_cpu()),
-            crate::ct_check::round_tuning_swapped(),
+            crate::ct_check::round_tuning_pass() % 2 == 1,
         ) {
             (steps, false) => steps,
             (FinishSteps::Pairs, true) => FinishSteps::Blocks,
@@ -485,9 +528,12 @@ mod tests {
     fn tunings_by_cpu() {
         let fewest = RoundTuning::FewestOps;
         let short = RoundTuning::ShortChain;
+        let split = RoundTuning::SplitLanes;
         for (name, c, plain, stitched) in [
-            ("Zen 3", cpu(Vendor::Amd, 0x19, 0x01), fewest, fewest),
-            ("Zen 4", cpu(Vendor::Amd, 0x19, 0x11), fewest, fewest),
+            // Zen 3 runs it on the AVX2 engine, as `FewestOps` (see `split_lanes_on`).
+            ("Zen 3", cpu(Vendor::Amd, 0x19, 0x01), split, split),
+            ("Zen 4", cpu(Vendor::Amd, 0x19, 0x11), split, split),
+            ("Zen 4 client", cpu(Vendor::Amd, 0x19, 0x61), split, split),
             ("Zen 5", cpu(Vendor::Amd, 0x1a, 0x02), short, fewest),
             ("Skylake-SP", cpu(Vendor::Intel, 6, 0x55), fewest, fewest),
             ("Emerald Rapids", cpu(Vendor::Intel, 6, 0xcf), short, short),
@@ -499,6 +545,37 @@ mod tests {
             ),
         ] {
             assert_eq!(Tunings::for_cpu(c), Tunings { plain, stitched }, "{name}");
+        }
+    }
+
+    /// Split lanes run on the AVX-512 engine only; every other engine takes the form it
+    /// replaces, and the scalar forms stay as they are everywhere.
+    #[test]
+    fn split_lanes_on() {
+        use super::HashEngine;
+        for engine in HashEngine::ALL {
+            let want = if engine == HashEngine::Sha512Avx512 {
+                RoundTuning::SplitLanes
+            } else {
+                RoundTuning::FewestOps
+            };
+            assert_eq!(RoundTuning::SplitLanes.on(engine), want, "{engine}");
+            for t in [RoundTuning::FewestOps, RoundTuning::ShortChain] {
+                assert_eq!(t.on(engine), t, "{engine}");
+            }
+        }
+    }
+
+    /// The constant-time harness's passes run every form, whichever this CPU starts from.
+    #[test]
+    fn passes_reach_every_form() {
+        for start in RoundTuning::ALL {
+            let mut seen: std::vec::Vec<RoundTuning> = (0..=crate::ct_check::ROUND_TUNING_PASSES)
+                .map(|pass| start.rotated(pass))
+                .collect();
+            seen.sort_by_key(|&t| t as u8);
+            seen.dedup();
+            assert_eq!(seen, RoundTuning::ALL, "from {start:?}");
         }
     }
 }

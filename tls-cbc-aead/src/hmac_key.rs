@@ -55,7 +55,7 @@ impl<H: HashAlg> HmacKey<H> {
     /// If this CPU cannot run `engine` for `H`, or `stitched` and it has no stitched seal
     /// (callers check both first, see `engine::build`).
     pub(crate) fn new(key: &[u8], engine: HashEngine, tunings: Tunings, stitched: bool) -> Self {
-        let tuning = tunings.plain;
+        let tuning = tunings.plain.on(engine);
         assert!(key.len() <= H::BLOCK_LEN);
         assert!(H::is_available(engine) && (!stitched || H::stitches(engine)));
         let mut pad = [0u8; MAX_BLOCK_LEN];
@@ -72,7 +72,7 @@ impl<H: HashAlg> HmacKey<H> {
         HmacKey {
             engine,
             tuning,
-            stitch_tuning: tunings.stitched,
+            stitch_tuning: tunings.stitched.on(engine),
             finish: FinishSteps::for_this_cpu(),
             inner,
             outer,

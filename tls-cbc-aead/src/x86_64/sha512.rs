@@ -6,18 +6,23 @@
 //! rounds of each block; here the schedule of two blocks is computed at once (one block
 //! per 128-bit lane) while the rounds of the first block run, a step after each two
 //! rounds, so the vector units work beside the scalar rounds instead of before them, and
-//! the second block's rounds only read the precomputed `W + K`. The rounds are scalar
-//! (these CPUs have no SHA-512 instructions), written out with constant indices, in one
-//! of two forms picked per CPU when a key is made: the fewest operations (cores with four
-//! integer ALUs) or the shortest dependency chain (five; see `round!`). With BMI2 the
-//! rotations are `rorx`, which leave their input intact.
+//! the second block's rounds only read the precomputed `W + K`. These CPUs have no
+//! SHA-512 instructions; the rounds are written out with constant indices, in one of the
+//! forms of [`RoundForm`] picked per CPU when a key is made: scalar, in the fewest
+//! operations (cores with four integer ALUs) or the shortest dependency chain (five; see
+//! `round!`), or, on the AVX-512 engine, with `a..d` in vector lanes beside a scalar
+//! `e..h` (`sha512_avx512::SplitLanes`, for AMD Zen 4). With BMI2 the rotations are
+//! `rorx`, which leave their input intact. [`group_of_16!`] lays out a group of 16 rounds
+//! for every form.
 //!
-//! Rounds in vector registers were measured on an AMD EPYC Zen 4 and not kept. All eight
-//! working variables in lanes (`VPROLQ`, `VPTERNLOG` for Σ, `Ch` and `Maj`) ran 8.2
-//! cycles a round against the scalar 7.2: `VPROLQ` takes 2 cycles there and only two
-//! issue per cycle, so Σ costs 4 cycles on the chain. `e..h` in lanes with `a..d`
-//! scalar (two `VMOVQ` a round between them) compressed 6-7% faster alone, but opened
-//! AES-256-CBC-SHA384 records no faster at 256 and 1350 bytes and 1.6% faster at 16 KiB.
+//! Other splits between the register files, measured on an AMD EPYC Zen 4 and not kept:
+//! all eight working variables in lanes (`VPROLQ`, `VPTERNLOG` for Σ, `Ch` and `Maj`) ran
+//! 8.2 cycles a round against the scalar 7.2: `VPROLQ` takes 2 cycles there and only two
+//! issue per cycle, so Σ costs 4 cycles on the chain, and both chains pay it. `e..h` in
+//! lanes with `a..d` scalar (two `VMOVQ` a round between them) compressed 6-7% faster
+//! alone, but opened AES-256-CBC-SHA384 records no faster at 256 and 1350 bytes and 1.6%
+//! faster at 16 KiB. The split kept, `a..d` in lanes, moves the other half: see
+//! `SplitLanes`.
 //!
 //! On AMD Zen 5 (EPYC, family 0x1a model 2), vector rounds were not tried again: there a
 //! chain of dependent `VPADDQ`, `VPXOR`, `VPTERNLOGQ` or `VPROLQ` takes 2 cycles a step,
@@ -265,7 +270,7 @@ fn big_sigma0(a: u64) -> u64 {
 }
 
 #[inline(always)]
-fn big_sigma1(e: u64) -> u64 {
+pub(super) fn big_sigma1(e: u64) -> u64 {
     e.rotate_right(14) ^ e.rotate_right(18) ^ e.rotate_right(41)
 }
 
@@ -276,7 +281,7 @@ fn big_sigma1(e: u64) -> u64 {
 /// Under MemorySanitizer and Miri, `black_box`: the sanitizer would report the secret
 /// going into the `asm!` and take what comes out as public, and Miri cannot run `asm!`.
 #[inline(always)]
-fn opaque(#[allow(unused_mut)] mut x: u64) -> u64 {
+pub(super) fn opaque(#[allow(unused_mut)] mut x: u64) -> u64 {
     #[cfg(any(ct_msan, miri))]
     return core::hint::black_box(x);
     // SAFETY: the template is empty: no instruction runs, no memory or flags change.
@@ -292,13 +297,40 @@ fn opaque(#[allow(unused_mut)] mut x: u64) -> u64 {
     x
 }
 
-/// How the rounds are written: in the fewest operations, or with the shortest chain of
-/// dependent steps. Which is faster depends on the core (see `round!`);
+/// How the rounds are written: in the fewest operations, with the shortest chain of
+/// dependent steps, or (AVX-512VL only) with `a..d` in vector lanes. Which is faster
+/// depends on the core (see `round!` and `sha512_avx512::SplitLanes`);
 /// `engine::RoundTuning` picks one per CPU when a key is made.
 pub(crate) trait RoundForm {
-    /// `true` for 22 operations a round and five steps through `e`; `false` for 24
-    /// operations and four steps.
-    const FEWEST_OPS: bool;
+    /// The working variables `a..h` as the rounds hold them from one group of 16 rounds
+    /// to the next.
+    type Vars: Copy;
+
+    /// `state` as working variables.
+    ///
+    /// # Safety
+    /// The CPU must have the form's features.
+    unsafe fn vars(state: &[u64; 8]) -> Self::Vars;
+
+    /// The working variables as words.
+    ///
+    /// # Safety
+    /// As [`Self::vars`].
+    unsafe fn words(v: &Self::Vars) -> [u64; 8];
+
+    /// 16 rounds of block A (`L` = 0) or B (`L` = 2) on `v`, reading `W + K` from `wk`,
+    /// calling `hook` before each 4 of them and `between` after each 2 (see
+    /// [`group_of_16!`]).
+    ///
+    /// # Safety
+    /// The CPU must have the form's features and those of the engine whose `between`
+    /// this is.
+    unsafe fn rounds16<const L: usize, H: Hook, B: Between>(
+        v: &mut Self::Vars,
+        wk: &[[u64; 4]; 8],
+        hook: &mut H,
+        between: &mut B,
+    );
 }
 
 /// 22 operations a round: for cores whose four integer ALUs bound the rounds (AMD Zen;
@@ -306,22 +338,47 @@ pub(crate) trait RoundForm {
 #[derive(Debug)]
 pub(crate) enum FewestOps {}
 
-impl RoundForm for FewestOps {
-    const FEWEST_OPS: bool = true;
-}
-
 /// Four dependent steps a round: for cores with ALUs to spare (Intel's five, from Golden
 /// Cove on).
 #[derive(Debug)]
 pub(crate) enum ShortChain {}
 
-impl RoundForm for ShortChain {
-    const FEWEST_OPS: bool = false;
+/// The two scalar forms: all eight working variables in general registers.
+macro_rules! scalar_form {
+    ($form:ty, $fewest_ops:literal) => {
+        impl RoundForm for $form {
+            type Vars = [u64; 8];
+
+            #[inline(always)]
+            unsafe fn vars(state: &[u64; 8]) -> [u64; 8] {
+                *state
+            }
+
+            #[inline(always)]
+            unsafe fn words(v: &[u64; 8]) -> [u64; 8] {
+                *v
+            }
+
+            #[inline(always)]
+            unsafe fn rounds16<const L: usize, H: Hook, B: Between>(
+                v: &mut [u64; 8],
+                wk: &[[u64; 4]; 8],
+                hook: &mut H,
+                between: &mut B,
+            ) {
+                // SAFETY: forwarded contract.
+                unsafe { scalar_rounds16::<L, $fewest_ops, H, B>(v, wk, hook, between) }
+            }
+        }
+    };
 }
 
-/// One round in form `F`; the caller rotates the names instead of the values. `x`
-/// carries `(a ^ b, a & b)` from one round to the next, where it is `(b ^ c, b & c)`
-/// (`FewestOps` uses only the first).
+scalar_form!(FewestOps, true);
+scalar_form!(ShortChain, false);
+
+/// One scalar round, in the `FewestOps` form if `$fewest_ops`, else `ShortChain`; the
+/// caller rotates the names instead of the values. `x` carries `(a ^ b, a & b)` from one
+/// round to the next, where it is `(b ^ c, b & c)` (`FewestOps` uses only the first).
 ///
 /// A round is latency-bound or throughput-bound depending on the core. One round's `e`
 /// and `a` feed the next; `h` and `d` were `e` and `a` three rounds ago, so sums of them
@@ -353,8 +410,8 @@ impl RoundForm for ShortChain {
 ///   predicts a tie for `znver3`/`znver4` (6.38 against 6.31 cycles a round) and the
 ///   opposite for `sapphirerapids` (8.81 against 7.00).
 macro_rules! round {
-    ($F:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:ident, $wk:expr) => {
-        if $F::FEWEST_OPS {
+    ($fewest_ops:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:ident, $wk:expr) => {
+        if $fewest_ops {
             let ch = (($f ^ $g) & $e) ^ $g;
             let hk_ch = opaque(opaque($h.wrapping_add($wk)).wrapping_add(ch));
             let t1 = hk_ch.wrapping_add(big_sigma1($e));
@@ -379,7 +436,7 @@ macro_rules! round {
 }
 
 /// Vector work run between the scalar rounds, after each two of them.
-trait Between {
+pub(crate) trait Between {
     /// The `s`-th (0..8) call in a group of 16 rounds.
     ///
     /// # Safety
@@ -425,28 +482,63 @@ impl<S: Sigmas> Between for NextSchedule<'_, S> {
     }
 }
 
-/// 16 rounds in form `F` of block A (`L` = 0) or B (`L` = 2) on the working variables
-/// `v`, calling `hook` before each 4 of them.
+/// The layout of a group of 16 rounds, shared by every round form: `hook` called
+/// before each 4 rounds, `between` run after each 2; the arguments are the 16 rounds in
+/// order, each a block that updates the working variables in place.
+///
+/// Written out round by round with constant indices: a loop over the two halves made
+/// LLVM index `W + K` at run time, with bounds checks, and copy it to the stack first.
+/// Used in `unsafe fn`s whose callers guarantee the features `between` needs.
+macro_rules! group_of_16 {
+    ($hook:ident, $between:ident;
+     $r0:block $r1:block $r2:block $r3:block $r4:block $r5:block $r6:block $r7:block
+     $r8:block $r9:block $r10:block $r11:block $r12:block $r13:block $r14:block $r15:block) => {
+        $hook.call();
+        $r0 $r1
+        // SAFETY: the caller guarantees the features `between` needs.
+        unsafe { $between.run(0) };
+        $r2 $r3
+        // SAFETY: as above.
+        unsafe { $between.run(1) };
+        $hook.call();
+        $r4 $r5
+        // SAFETY: as above.
+        unsafe { $between.run(2) };
+        $r6 $r7
+        // SAFETY: as above.
+        unsafe { $between.run(3) };
+        $hook.call();
+        $r8 $r9
+        // SAFETY: as above.
+        unsafe { $between.run(4) };
+        $r10 $r11
+        // SAFETY: as above.
+        unsafe { $between.run(5) };
+        $hook.call();
+        $r12 $r13
+        // SAFETY: as above.
+        unsafe { $between.run(6) };
+        $r14 $r15
+        // SAFETY: as above.
+        unsafe { $between.run(7) };
+    };
+}
+pub(super) use group_of_16;
+
+/// 16 scalar rounds (`FewestOps` if `FEWEST_OPS`, else `ShortChain`) of block A (`L` =
+/// 0) or B (`L` = 2) on the working variables `v` (see [`RoundForm::rounds16`]).
 // Plain scalar code, always inlined into the BMI2 callers, where the rotations become
-// `rorx` (a `#[target_feature]` function could not be forced inline). Written out round
-// by round with constant indices: a loop over the two halves made LLVM index `W + K`
-// at run time, with bounds checks, and copy it to the stack first.
+// `rorx` (a `#[target_feature]` function could not be forced inline).
 //
 // # Safety
 // The CPU must have the features of the engine whose `between` this is.
 #[inline(always)]
-unsafe fn rounds16<const L: usize, F: RoundForm, H: Hook, B: Between>(
+unsafe fn scalar_rounds16<const L: usize, const FEWEST_OPS: bool, H: Hook, B: Between>(
     v: &mut [u64; 8],
     wk: &[[u64; 4]; 8],
     hook: &mut H,
     between: &mut B,
 ) {
-    macro_rules! between {
-        ($s:literal) => {
-            // SAFETY: the caller guarantees the features.
-            unsafe { between.run($s) }
-        };
-    }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *v;
     let mut x = (b ^ c, b & c);
     macro_rules! w {
@@ -454,34 +546,24 @@ unsafe fn rounds16<const L: usize, F: RoundForm, H: Hook, B: Between>(
             wk[$i / 2][L + $i % 2]
         };
     }
-    hook.call();
-    round!(F; a, b, c, d, e, f, g, h, x, w!(0));
-    round!(F; h, a, b, c, d, e, f, g, x, w!(1));
-    between!(0);
-    round!(F; g, h, a, b, c, d, e, f, x, w!(2));
-    round!(F; f, g, h, a, b, c, d, e, x, w!(3));
-    between!(1);
-    hook.call();
-    round!(F; e, f, g, h, a, b, c, d, x, w!(4));
-    round!(F; d, e, f, g, h, a, b, c, x, w!(5));
-    between!(2);
-    round!(F; c, d, e, f, g, h, a, b, x, w!(6));
-    round!(F; b, c, d, e, f, g, h, a, x, w!(7));
-    between!(3);
-    hook.call();
-    round!(F; a, b, c, d, e, f, g, h, x, w!(8));
-    round!(F; h, a, b, c, d, e, f, g, x, w!(9));
-    between!(4);
-    round!(F; g, h, a, b, c, d, e, f, x, w!(10));
-    round!(F; f, g, h, a, b, c, d, e, x, w!(11));
-    between!(5);
-    hook.call();
-    round!(F; e, f, g, h, a, b, c, d, x, w!(12));
-    round!(F; d, e, f, g, h, a, b, c, x, w!(13));
-    between!(6);
-    round!(F; c, d, e, f, g, h, a, b, x, w!(14));
-    round!(F; b, c, d, e, f, g, h, a, x, w!(15));
-    between!(7);
+    group_of_16!(hook, between;
+        { round!(FEWEST_OPS; a, b, c, d, e, f, g, h, x, w!(0)); }
+        { round!(FEWEST_OPS; h, a, b, c, d, e, f, g, x, w!(1)); }
+        { round!(FEWEST_OPS; g, h, a, b, c, d, e, f, x, w!(2)); }
+        { round!(FEWEST_OPS; f, g, h, a, b, c, d, e, x, w!(3)); }
+        { round!(FEWEST_OPS; e, f, g, h, a, b, c, d, x, w!(4)); }
+        { round!(FEWEST_OPS; d, e, f, g, h, a, b, c, x, w!(5)); }
+        { round!(FEWEST_OPS; c, d, e, f, g, h, a, b, x, w!(6)); }
+        { round!(FEWEST_OPS; b, c, d, e, f, g, h, a, x, w!(7)); }
+        { round!(FEWEST_OPS; a, b, c, d, e, f, g, h, x, w!(8)); }
+        { round!(FEWEST_OPS; h, a, b, c, d, e, f, g, x, w!(9)); }
+        { round!(FEWEST_OPS; g, h, a, b, c, d, e, f, x, w!(10)); }
+        { round!(FEWEST_OPS; f, g, h, a, b, c, d, e, x, w!(11)); }
+        { round!(FEWEST_OPS; e, f, g, h, a, b, c, d, x, w!(12)); }
+        { round!(FEWEST_OPS; d, e, f, g, h, a, b, c, x, w!(13)); }
+        { round!(FEWEST_OPS; c, d, e, f, g, h, a, b, x, w!(14)); }
+        { round!(FEWEST_OPS; b, c, d, e, f, g, h, a, x, w!(15)); }
+    );
     // The next group starts its own `Maj` carry from its `b` and `c`.
     let _ = x;
     *v = [a, b, c, d, e, f, g, h];
@@ -520,7 +602,8 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
         // SAFETY: the caller guarantees AVX2.
         unsafe { put_step(&mut wk.0[s], 2 * s, *w) };
     }
-    let mut v = *state;
+    // SAFETY: the caller guarantees the features.
+    let mut v = unsafe { F::vars(state) };
     for group in 0..4 {
         // Words 16 (group + 1) .. 16 (group + 2), which the next group of rounds needs,
         // are computed during these rounds, one step after each two of them (see
@@ -535,17 +618,19 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
             sigmas: PhantomData,
         };
         // SAFETY: the caller guarantees `S`'s features.
-        unsafe { rounds16::<0, F, H, _>(&mut v, cur, hook, &mut schedule) };
+        unsafe { F::rounds16::<0, H, _>(&mut v, cur, hook, &mut schedule) };
     }
     // SAFETY: steps 32..40 were written in the last iteration; no vector work between
     // the rounds.
-    unsafe { rounds16::<0, F, H, _>(&mut v, wk.group(4), hook, &mut ()) };
-    feed_forward(state, &v);
+    unsafe { F::rounds16::<0, H, _>(&mut v, wk.group(4), hook, &mut ()) };
+    // SAFETY: as above.
+    feed_forward(state, &unsafe { F::words(&v) });
     if let Some(after_a) = after_a {
         *after_a = *state;
     }
     if both {
-        let mut v = *state;
+        // SAFETY: as above.
+        let mut v = unsafe { F::vars(state) };
         if H::IS_EMPTY {
             // Block B's 80 rounds written out when nothing runs between them, so that
             // every `W + K` is at a constant offset from the stack pointer. In a loop
@@ -564,19 +649,20 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
             // still (7.2 TSC cycles a round), for the same reason.
             // SAFETY: all 40 steps are written by now; no vector work between the rounds.
             unsafe {
-                rounds16::<2, F, H, _>(&mut v, wk.group(0), hook, &mut ());
-                rounds16::<2, F, H, _>(&mut v, wk.group(1), hook, &mut ());
-                rounds16::<2, F, H, _>(&mut v, wk.group(2), hook, &mut ());
-                rounds16::<2, F, H, _>(&mut v, wk.group(3), hook, &mut ());
-                rounds16::<2, F, H, _>(&mut v, wk.group(4), hook, &mut ());
+                F::rounds16::<2, H, _>(&mut v, wk.group(0), hook, &mut ());
+                F::rounds16::<2, H, _>(&mut v, wk.group(1), hook, &mut ());
+                F::rounds16::<2, H, _>(&mut v, wk.group(2), hook, &mut ());
+                F::rounds16::<2, H, _>(&mut v, wk.group(3), hook, &mut ());
+                F::rounds16::<2, H, _>(&mut v, wk.group(4), hook, &mut ());
             }
         } else {
             for group in 0..5 {
                 // SAFETY: as above.
-                unsafe { rounds16::<2, F, H, _>(&mut v, wk.group(group), hook, &mut ()) };
+                unsafe { F::rounds16::<2, H, _>(&mut v, wk.group(group), hook, &mut ()) };
             }
         }
-        feed_forward(state, &v);
+        // SAFETY: as above.
+        feed_forward(state, &unsafe { F::words(&v) });
     }
 }
 
@@ -679,6 +765,10 @@ mod tests {
         matches_sha2(|s, b, f| unsafe { sha512_avx512::compress::<FewestOps>(s, b, f) });
         // SAFETY: as above.
         matches_sha2(|s, b, f| unsafe { sha512_avx512::compress::<ShortChain>(s, b, f) });
+        // SAFETY: as above.
+        matches_sha2(|s, b, f| unsafe {
+            sha512_avx512::compress::<sha512_avx512::SplitLanes>(s, b, f)
+        });
     }
 
     #[test]
