@@ -274,28 +274,43 @@ pub(super) fn big_sigma1(e: u64) -> u64 {
     e.rotate_right(14) ^ e.rotate_right(18) ^ e.rotate_right(41)
 }
 
-/// Hides `x` from the optimiser: an empty `asm!` that claims to change it, so that a sum
-/// passed through it is computed as written. LLVM otherwise regroups a round's additions
-/// by its own ranking, and puts `W + K` at the end of the chain through `e`.
+/// Defines `$name`, which hides a value of type `$ty` (held in register class `$class`)
+/// from the optimiser: an empty `asm!` that claims to change it, so that a sum passed
+/// through it is computed as written.
 ///
 /// Under MemorySanitizer and Miri, `black_box`: the sanitizer would report the secret
 /// going into the `asm!` and take what comes out as public, and Miri cannot run `asm!`.
-#[inline(always)]
-pub(super) fn opaque(#[allow(unused_mut)] mut x: u64) -> u64 {
-    #[cfg(any(ct_msan, miri))]
-    return core::hint::black_box(x);
-    // SAFETY: the template is empty: no instruction runs, no memory or flags change.
-    #[cfg(not(any(ct_msan, miri)))]
-    unsafe {
-        core::arch::asm!(
-            "/* {0} */",
-            inout(reg) x,
-            options(pure, nomem, nostack, preserves_flags)
-        );
-    }
-    #[cfg(not(any(ct_msan, miri)))]
-    x
+macro_rules! define_opaque {
+    ($(#[$doc:meta])* $name:ident, $ty:ty, $class:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(super) fn $name(#[allow(unused_mut)] mut x: $ty) -> $ty {
+            #[cfg(any(ct_msan, miri))]
+            return core::hint::black_box(x);
+            // SAFETY: the template is empty: no instruction runs, no memory or flags
+            // change.
+            #[cfg(not(any(ct_msan, miri)))]
+            unsafe {
+                core::arch::asm!(
+                    "/* {0} */",
+                    inout($class) x,
+                    options(pure, nomem, nostack, preserves_flags)
+                );
+            }
+            #[cfg(not(any(ct_msan, miri)))]
+            x
+        }
+    };
 }
+pub(super) use define_opaque;
+
+define_opaque!(
+    /// A word computed as written: LLVM otherwise regroups a round's additions by its
+    /// own ranking, and puts `W + K` at the end of the chain through `e`.
+    opaque,
+    u64,
+    reg
+);
 
 /// How the rounds are written: in the fewest operations, with the shortest chain of
 /// dependent steps, or (AVX-512VL only) with `a..d` in vector lanes. Which is faster

@@ -213,24 +213,13 @@ fn ternary_lane<const TABLE: i32>(a: __m128i, b: __m128i, c: __m128i) -> __m128i
     _mm_ternarylogic_epi32::<TABLE>(a, b, c)
 }
 
-/// [`opaque`] for a vector: the sum passed through it is computed as written (LLVM would
-/// otherwise add `T1` last, at the end of the chain through `a`).
-#[inline(always)]
-fn opaque_lane(#[allow(unused_mut)] mut x: __m128i) -> __m128i {
-    #[cfg(any(ct_msan, miri))]
-    return core::hint::black_box(x);
-    // SAFETY: the template is empty: no instruction runs, no memory or flags change.
-    #[cfg(not(any(ct_msan, miri)))]
-    unsafe {
-        core::arch::asm!(
-            "/* {0} */",
-            inout(xmm_reg) x,
-            options(pure, nomem, nostack, preserves_flags)
-        );
-    }
-    #[cfg(not(any(ct_msan, miri)))]
-    x
-}
+sha512::define_opaque!(
+    /// [`opaque`] for a vector: the sum passed through it is computed as written (LLVM
+    /// would otherwise add `T1` last, at the end of the chain through `a`).
+    opaque_lane,
+    __m128i,
+    xmm_reg
+);
 
 /// The low 64 bits of `x`.
 #[inline]
