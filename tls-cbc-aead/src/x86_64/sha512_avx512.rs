@@ -93,11 +93,14 @@ fn xor3(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
 /// `e` less `d` was 1.7% slower in the compression (351 ticks a block), and `Maj + T1`
 /// added after `Σ0`, as LLVM orders it unless held, 4% slower in that loop.
 ///
-/// Not measured on Intel. `llvm-mca-19` is no guide here: on the second block's 80
-/// rounds it predicts a tie for `znver4` (6.06 cycles a round against 6.02 for the
-/// fewest operations), where Zen 4 runs this form 10% faster, and for the Intel models
+/// Not measured on Intel, where the gain should be smaller: AMD's cores issue vector
+/// and integer work on separate pipes, while Intel's vector ALUs are ports 0, 1 and 5,
+/// which the integer rounds use too, so moving work to the vector side frees fewer of
+/// their issue slots. `llvm-mca-19` is no guide here: on the second block's 80 rounds
+/// it predicts a tie for `znver4` (6.06 cycles a round against 6.02 for the fewest
+/// operations), where Zen 4 runs this form 10% faster, and for the Intel models
 /// `icelake-server` 6.33 against 6.39 and `sapphirerapids` 7.18 against the short
-/// chain's 7.07; so the Intel cores keep their scalar forms.
+/// chain's 7.07; so the Intel cores keep their scalar forms until measured.
 #[derive(Debug)]
 pub(crate) enum SplitLanes {}
 
