@@ -404,8 +404,8 @@ impl HashAlg for Sha384 {
             sha512::{FewestOps, ShortChain},
             sha512_avx512::SplitLanes,
         };
-        // `SplitLanes` needs AVX-512VL: keys made for another engine never hold it (see
-        // `RoundTuning::on`), and the AVX2 arms take it as `FewestOps` all the same.
+        // `SplitLanes` needs AVX-512VL: a key made for another engine never holds it
+        // (`HmacKey::new` takes its forms through `RoundTuning::on`).
         match (engine, tuning) {
             #[cfg(target_arch = "x86_64")]
             (HashEngine::Sha512Avx512, RoundTuning::FewestOps) => sha512_on_avx512::<FewestOps>,
@@ -414,9 +414,7 @@ impl HashAlg for Sha384 {
             #[cfg(target_arch = "x86_64")]
             (HashEngine::Sha512Avx512, RoundTuning::SplitLanes) => sha512_on_avx512::<SplitLanes>,
             #[cfg(target_arch = "x86_64")]
-            (HashEngine::Sha512Avx2, RoundTuning::FewestOps | RoundTuning::SplitLanes) => {
-                sha512_on_avx2::<FewestOps>
-            }
+            (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => sha512_on_avx2::<FewestOps>,
             #[cfg(target_arch = "x86_64")]
             (HashEngine::Sha512Avx2, RoundTuning::ShortChain) => sha512_on_avx2::<ShortChain>,
             _ => sha512_rustcrypto,
@@ -444,7 +442,7 @@ impl HashAlg for Sha384 {
                 Some(sha512_pair_on_avx512::<SplitLanes>)
             }
             #[cfg(target_arch = "x86_64")]
-            (HashEngine::Sha512Avx2, RoundTuning::FewestOps | RoundTuning::SplitLanes) => {
+            (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => {
                 Some(sha512_pair_on_avx2::<FewestOps>)
             }
             #[cfg(target_arch = "x86_64")]
@@ -504,9 +502,11 @@ impl HashAlg for Sha384 {
                 (HashEngine::Sha512Avx512, RoundTuning::SplitLanes) => Some(
                     stitch::sha512_avx512::<SplitLanes>(state, head, data, keys, iv),
                 ),
-                (HashEngine::Sha512Avx2, RoundTuning::FewestOps | RoundTuning::SplitLanes) => Some(
-                    stitch::sha512_avx2::<FewestOps>(state, head, data, keys, iv),
-                ),
+                (HashEngine::Sha512Avx2, RoundTuning::FewestOps) => {
+                    Some(stitch::sha512_avx2::<FewestOps>(
+                        state, head, data, keys, iv,
+                    ))
+                }
                 (HashEngine::Sha512Avx2, RoundTuning::ShortChain) => {
                     Some(stitch::sha512_avx2::<ShortChain>(
                         state, head, data, keys, iv,
