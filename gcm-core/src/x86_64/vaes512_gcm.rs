@@ -892,8 +892,10 @@ unsafe fn load4(io: InOut, off: usize) -> [__m512i; VECS] {
 /// Used by the decryption pairs (AES-128 on AMD Zen 4 and 5). Measured on Zen 4 (EPYC,
 /// family 0x19 model 0x11), AES-128 open, TSC ticks per call, fastest of five runs of
 /// 1500 batches, this and the single load alternated: 16 KiB 3003 -> 2925, 8 KiB 1511 ->
-/// 1462, 4 KiB 776 -> 760, 2 KiB 432 -> 419; the pair of steps went from 52 stack loads
-/// and stores to 35 (285 instructions to 266). In the one-step loop it made AES-256 open
+/// 1462, 4 KiB 776 -> 760, 2 KiB 432 -> 419; in the `speed` tool, which opens the same
+/// buffer in place again and again (three runs each, alternated), 4 KiB 11.3-11.7 ->
+/// 12.3-12.9 GB/s and 16 KiB 13.3-13.6 -> 14.3-14.5 GB/s. The pair of steps went from 52
+/// stack loads and stores to 35 (285 instructions to 266). In the one-step loop it made AES-256 open
 /// no faster (16 KiB 3487-3506 against 3497-3519 over three runs), so that loop keeps its
 /// single load.
 ///
