@@ -895,9 +895,9 @@ unsafe fn load4(io: InOut, off: usize) -> [__m512i; VECS] {
 /// 1462, 4 KiB 776 -> 760, 2 KiB 432 -> 419; in the `speed` tool, which opens the same
 /// buffer in place again and again (three runs each, alternated), 4 KiB 11.3-11.7 ->
 /// 12.3-12.9 GB/s and 16 KiB 13.3-13.6 -> 14.3-14.5 GB/s. The pair of steps went from 52
-/// stack loads and stores to 35 (285 instructions to 266). In the one-step loop it made AES-256 open
-/// no faster (16 KiB 3487-3506 against 3497-3519 over three runs), so that loop keeps its
-/// single load.
+/// stack loads and stores to 35 (285 instructions to 266). In the one-step loop it made
+/// AES-256 open no faster (16 KiB 3487-3506 against 3497-3519 over three runs), so that
+/// loop keeps its single load.
 ///
 /// # Safety
 /// `off + CHUNK <= io.len`.
