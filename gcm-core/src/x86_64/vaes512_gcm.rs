@@ -911,7 +911,11 @@ unsafe fn reload4(io: InOut, off: usize) -> [__m512i; VECS] {
     // SAFETY: the template is empty: no instruction runs, no memory or flags change.
     #[cfg(not(any(miri, ct_msan)))]
     unsafe {
-        core::arch::asm!("/* {0} */", inout(reg) addr, options(pure, nomem, nostack, preserves_flags));
+        core::arch::asm!(
+            "/* {0} */",
+            inout(reg) addr,
+            options(pure, nomem, nostack, preserves_flags),
+        );
     }
     let src = io.src.with_addr(addr);
     // SAFETY: `src` is `io.src`; the caller keeps `off + CHUNK` inside the input.
