@@ -58,7 +58,7 @@ use super::counters::DeltaCursor;
 use super::partial;
 use super::{
     AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, lengths_block, load_j0, load16,
-    read_tail, store16, tag_mask_now, write_tail,
+    read_tail, store16, tag_mask_now, unshared, write_tail,
 };
 use core::arch::x86_64::*;
 
@@ -730,26 +730,6 @@ const fn hash_slot(r: usize, nr: usize) -> usize {
         k += 1;
     }
     usize::MAX
-}
-
-/// `p`, through an empty `asm!` the compiler cannot see into: two loads from the same
-/// address made through separate calls are not merged into one value kept in a register
-/// (which, with 16 registers, would be spilled to the stack and reloaded anyway).
-#[inline(always)]
-fn unshared(p: *const u8) -> *const u8 {
-    // Only the address goes through the `asm!`; the pointer keeps its provenance.
-    #[cfg(not(miri))]
-    {
-        let mut addr = p.addr();
-        // SAFETY: the template is empty: no instruction runs, no memory or flags change.
-        unsafe {
-            core::arch::asm!("/* {0} */", inout(reg) addr, options(nomem, nostack, preserves_flags));
-        }
-        p.with_addr(addr)
-    }
-    // Miri cannot run `asm!`; the hint only matters to the code generator.
-    #[cfg(miri)]
-    p
 }
 
 /// GHASH of up to 16 blocks in byte form continuing from `x`, by `H^n ... H^1` with one

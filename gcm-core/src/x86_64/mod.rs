@@ -419,6 +419,27 @@ impl InOut {
     }
 }
 
+/// `p`, through an empty `asm!` the compiler cannot see into: two loads from the same
+/// address made through separate calls are not merged into one value kept in a register
+/// (which, with 16 registers, or beside the 512-bit kernel's round keys and products,
+/// would be spilled to the stack and reloaded anyway).
+#[inline(always)]
+pub(super) fn unshared(p: *const u8) -> *const u8 {
+    // Only the address goes through the `asm!`; the pointer keeps its provenance.
+    #[cfg(not(miri))]
+    {
+        let mut addr = p.addr();
+        // SAFETY: the template is empty: no instruction runs, no memory or flags change.
+        unsafe {
+            core::arch::asm!("/* {0} */", inout(reg) addr, options(nomem, nostack, preserves_flags));
+        }
+        p.with_addr(addr)
+    }
+    // Miri cannot run `asm!`; the hint only matters to the code generator.
+    #[cfg(miri)]
+    p
+}
+
 /// Loads 16 bytes.
 #[inline(always)]
 pub(crate) fn load16(b: &[u8; 16]) -> __m128i {

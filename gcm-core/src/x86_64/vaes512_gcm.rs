@@ -89,7 +89,7 @@ use super::clmul::{bswap, bswap_mask};
 use super::counters::Counters;
 use super::{
     HPowers, HighPowers, HwKey, InOut, Vaes512Token, lengths_block, load_j0, load16, store16,
-    tag_from, tag_mask_now, vaes256_gcm,
+    tag_from, tag_mask_now, unshared, vaes256_gcm,
 };
 use core::arch::x86_64::*;
 
@@ -884,7 +884,7 @@ unsafe fn load4(io: InOut, off: usize) -> [__m512i; VECS] {
 }
 
 /// [`load4`] again, for the last AES round of a decryption, which XORs in the same
-/// ciphertext that its first rounds hashed. The address goes through an empty `asm!`, so
+/// ciphertext that its first rounds hashed. The address goes through [`unshared`], so
 /// LLVM cannot reuse the first load's registers, and folds the load into the XOR with the
 /// last round key; kept live through the AES rounds, the four vectors pushed the loop's
 /// products and round keys out to the stack.
@@ -903,21 +903,7 @@ unsafe fn load4(io: InOut, off: usize) -> [__m512i; VECS] {
 /// `off + CHUNK <= io.len`.
 #[inline(always)]
 unsafe fn reload4(io: InOut, off: usize) -> [__m512i; VECS] {
-    #[allow(unused_mut)]
-    let mut addr = io.src.addr();
-    // Only the address goes through the `asm!`; the pointer keeps its provenance. Miri
-    // cannot run `asm!`; there (and under MemorySanitizer, as elsewhere) the two loads
-    // may merge, which changes no value.
-    // SAFETY: the template is empty: no instruction runs, no memory or flags change.
-    #[cfg(not(any(miri, ct_msan)))]
-    unsafe {
-        core::arch::asm!(
-            "/* {0} */",
-            inout(reg) addr,
-            options(pure, nomem, nostack, preserves_flags),
-        );
-    }
-    let src = io.src.with_addr(addr);
+    let src = unshared(io.src);
     // SAFETY: `src` is `io.src`; the caller keeps `off + CHUNK` inside the input.
     unsafe { load4(InOut { src, ..io }, off) }
 }
