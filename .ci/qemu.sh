@@ -3,9 +3,9 @@
 # (natively) and then run under QEMU user mode with CPU models that have fewer features
 # than this machine. For each model the dispatch test asserts which back end
 # `Backend::detect()` picks and the exact list `Backend::available()` yields, and the
-# Wycheproof, cross-back-end, bad-input and gcm-core unit tests, and tls-cbc-aead's unit,
-# known-answer and differential tests (its AES runs on gcm-core's back ends), must pass on
-# what is left.
+# Wycheproof, NIST CAVP, cross-back-end, bad-input and gcm-core unit tests, and
+# tls-cbc-aead's unit, known-answer and differential tests (its AES runs on gcm-core's
+# back ends), must pass on what is left.
 #
 #   model      what TCG exposes                          expected
 #   qemu64     no AES-NI, no PCLMULQDQ, no AVX             portable
@@ -55,7 +55,7 @@ trap 'rm -f "$list"' EXIT
 CARGO_PROFILE_DEV_OPT_LEVEL=2 cargo test -p tests -p gcm-core -p tls-cbc-aead --no-run --message-format=json |
     python3 -c '
 import json, sys
-want = {"wycheproof", "cross_backend", "dispatch", "bad_input", "gcm_core",
+want = {"wycheproof", "cavp", "cross_backend", "dispatch", "bad_input", "gcm_core",
         "tls_cbc_aead", "differential", "kat"}
 for line in sys.stdin:
     try:
@@ -66,7 +66,7 @@ for line in sys.stdin:
             and m["target"]["name"] in want and m["profile"]["test"]:
         print(m["target"]["name"], m["executable"])
 ' >"$list"
-for t in dispatch wycheproof cross_backend bad_input gcm_core tls_cbc_aead differential kat; do
+for t in dispatch wycheproof cavp cross_backend bad_input gcm_core tls_cbc_aead differential kat; do
     grep -q "^$t " "$list" || { echo "qemu: test binary $t not built" >&2; exit 2; }
 done
 
@@ -94,6 +94,7 @@ run_model() {
         case $name in
             dispatch) grep -E '^dispatch:' "$out" | sed 's/^/    /' ;;
             wycheproof) grep -E 'cases run' "$out" | sed 's/^/    /' || true ;;
+            cavp) grep -E 'vectors|SKIPPED' "$out" | sed 's/^/    /' || true ;;
         esac
     done <"$list"
     rm -f "$out"
