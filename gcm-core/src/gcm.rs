@@ -36,18 +36,66 @@ pub struct GcmKey {
 
 /// The back end with its key material. Each hardware variant carries the token that
 /// proves its CPU features were checked when the key was made.
+///
+/// `repr(u8)`, whose layout the language defines (a union of `repr(C)` structs, each
+/// starting with the `u8` tag), so that [`GcmKey::new_with_backend`] can make a
+/// hardware variant with a zero key in the key's own memory (see `zero_hw_engine`).
 #[derive(Clone)]
+#[repr(u8)]
 pub(crate) enum Engine {
     #[cfg(target_arch = "x86_64")]
-    Vaes512(HwKey, Vaes512Token),
+    Vaes512(HwKey, Vaes512Token) = HW_VAES512,
     #[cfg(target_arch = "x86_64")]
-    Vaes256(HwKey, Vaes256Token),
+    Vaes256(HwKey, Vaes256Token) = HW_VAES256,
     #[cfg(target_arch = "x86_64")]
-    AesNi(HwKey, AesNiToken),
+    AesNi(HwKey, AesNiToken) = HW_AESNI,
     /// `Backend::AesNi` on a CPU with AVX: the same kernel, its bulk loop VEX-encoded.
     #[cfg(target_arch = "x86_64")]
-    AesNiVex(HwKey, AesNiAvxToken),
-    Portable(portable::Key),
+    AesNiVex(HwKey, AesNiAvxToken) = HW_AESNI_VEX,
+    Portable(portable::Key) = 4,
+}
+
+// The tags of the hardware variants, for `zero_hw_engine`.
+#[cfg(target_arch = "x86_64")]
+const HW_VAES512: u8 = 0;
+#[cfg(target_arch = "x86_64")]
+const HW_VAES256: u8 = 1;
+#[cfg(target_arch = "x86_64")]
+const HW_AESNI: u8 = 2;
+#[cfg(target_arch = "x86_64")]
+const HW_AESNI_VEX: u8 = 3;
+
+/// Makes `*engine` the hardware variant with tag `tag` and an all-zero `HwKey`, written in
+/// place: a `memset` and the tag.
+///
+/// Built as a value (`Engine::Vaes512(HwKey::ZERO, t)`) and then moved into the key, the
+/// 1.5 KB engine was zeroed in a temporary on the stack and copied with `memcpy`, whose
+/// loads waited on the `memset`'s stores. Written in place, on an AMD EPYC Zen 4 (family
+/// 25 model 17), `GcmKey::new` went from 139 to 125 ns (AES-128) and from 120 to 107 ns
+/// (AES-256), and the other back ends' key set-up by 10 to 12 ns (the `speed` tool's key
+/// set-up figures, three alternated runs).
+///
+/// # Safety
+/// `engine` is valid for writes of an `Engine`, and `tag` is one of the `HW_*` tags, of a
+/// variant whose token the caller has obtained (its features checked): the tokens are
+/// zero-sized, so the variant's only bytes are the tag and its `HwKey`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn zero_hw_engine(engine: *mut Engine, tag: u8) {
+    const {
+        use core::mem::size_of;
+        assert!(size_of::<Vaes512Token>() == 0 && size_of::<Vaes256Token>() == 0);
+        assert!(size_of::<AesNiToken>() == 0 && size_of::<AesNiAvxToken>() == 0);
+    };
+    // SAFETY: the caller gives a writable `Engine`. `Engine` is `repr(u8)`, so each
+    // variant is laid out as a `repr(C)` struct whose first field is the `u8` tag: all
+    // zero bytes but the tag is a hardware variant whose `HwKey` is all zero (a valid
+    // `HwKey`: plain data) and whose token is zero-sized.
+    unsafe {
+        engine
+            .cast::<u8>()
+            .write_bytes(0, core::mem::size_of::<Engine>());
+        engine.cast::<u8>().write(tag);
+    }
 }
 
 impl core::fmt::Debug for GcmKey {
@@ -70,48 +118,59 @@ impl GcmKey {
         if !matches!(key.len(), 16 | 24 | 32) {
             return Err(Error::InvalidKeyLength);
         }
-        // The hardware keys are made zero, then filled where they stay (`HwKey::init`
-        // says why).
-        let engine = match backend {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Vaes512 => {
-                let t = Vaes512Token::new().ok_or(Error::BackendUnavailable)?;
-                Engine::Vaes512(HwKey::ZERO, t)
-            }
-            #[cfg(target_arch = "x86_64")]
-            Backend::Vaes256 => {
-                let t = Vaes256Token::new().ok_or(Error::BackendUnavailable)?;
-                Engine::Vaes256(HwKey::ZERO, t)
-            }
-            #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => {
-                let t = AesNiToken::new().ok_or(Error::BackendUnavailable)?;
-                Engine::aesni_with(HwKey::ZERO, t)
-            }
-            Backend::Portable => Engine::Portable(portable::Key::new(key)),
-            #[allow(unreachable_patterns)]
-            _ => return Err(Error::BackendUnavailable),
-        };
-        // The value returned, made here so that the key is filled where it is returned
-        // from (built as a `Self` and then wrapped in `Ok`, it was copied once more).
-        let mut this = Ok(Self {
-            engine: ManuallyDrop::new(engine),
-            key_len: key.len() as u8,
-        });
-        if let Ok(this) = &mut this {
-            match &mut *this.engine {
-                #[cfg(target_arch = "x86_64")]
-                Engine::Vaes512(k, t) => k.init(key, *t),
-                #[cfg(target_arch = "x86_64")]
-                Engine::Vaes256(k, t) => k.init(key, *t),
-                #[cfg(target_arch = "x86_64")]
-                Engine::AesNi(k, t) => k.init(key, *t),
-                #[cfg(target_arch = "x86_64")]
-                Engine::AesNiVex(k, t) => k.init(key, t.aesni()),
-                Engine::Portable(_) => {}
-            }
+        if backend == Backend::Portable {
+            return Ok(Self {
+                engine: ManuallyDrop::new(Engine::Portable(portable::Key::new(key))),
+                key_len: key.len() as u8,
+            });
         }
-        this
+        #[cfg(target_arch = "x86_64")]
+        return Self::new_hw(key, backend);
+        #[cfg(not(target_arch = "x86_64"))]
+        Err(Error::BackendUnavailable)
+    }
+
+    /// [`Self::new_with_backend`] for the hardware back ends (the key length checked).
+    ///
+    /// The key is built in place, field by field: its engine made with a zero `HwKey`
+    /// (see `zero_hw_engine`), which is then filled where it stays (`HwKey::init` says
+    /// why). The portable key is returned as built: through the same slot it took longer.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn new_hw(key: &[u8], backend: Backend) -> Result<Self, Error> {
+        let mut slot = core::mem::MaybeUninit::<Self>::uninit();
+        let raw = slot.as_mut_ptr();
+        // `ManuallyDrop<Engine>` has the layout of `Engine` (`repr(transparent)`).
+        // SAFETY: a field of `slot`, in bounds and aligned; nothing is read from it.
+        let engine = unsafe { core::ptr::addr_of_mut!((*raw).engine) }.cast::<Engine>();
+        let tag = match backend {
+            Backend::Vaes512 => Vaes512Token::new().map(|_| HW_VAES512),
+            Backend::Vaes256 => Vaes256Token::new().map(|_| HW_VAES256),
+            Backend::AesNi => AesNiToken::new().map(|_| match AesNiAvxToken::new() {
+                Some(_) => HW_AESNI_VEX,
+                None => HW_AESNI,
+            }),
+            _ => None,
+        };
+        let tag = tag.ok_or(Error::BackendUnavailable)?;
+        // SAFETY: `engine` and the key length are fields of `slot`, writable; `tag` is the
+        // tag of a variant whose token was obtained just above. With both written, `slot`
+        // holds a `Self`.
+        let this = unsafe {
+            zero_hw_engine(engine, tag);
+            core::ptr::addr_of_mut!((*raw).key_len).write(key.len() as u8);
+            slot.assume_init_mut()
+        };
+        match &mut *this.engine {
+            Engine::Vaes512(k, t) => k.init(key, *t),
+            Engine::Vaes256(k, t) => k.init(key, *t),
+            Engine::AesNi(k, t) => k.init(key, *t),
+            Engine::AesNiVex(k, t) => k.init(key, t.aesni()),
+            // Not reached: a hardware tag was written.
+            Engine::Portable(_) => {}
+        }
+        // SAFETY: initialised above.
+        Ok(unsafe { slot.assume_init() })
     }
 
     /// The back end this key runs on.

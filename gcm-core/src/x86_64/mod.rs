@@ -294,8 +294,8 @@ impl HwKey {
     /// narrower stores just made. On an AMD EPYC Zen 3 `memmove` was a quarter of the
     /// profile of `GcmKey::new`; filled in place, AES-128 key set-up went from 174 to
     /// 164 ns through `GcmKey` and from 197 to 186 ns through `Aes128Gcm` (fastest of 8
-    /// alternated runs of the `speed` tool). The key is still made zero, then copied once
-    /// into the `GcmKey` being built: the code generator does not build the enum in place.
+    /// alternated runs of the `speed` tool). The zero key it fills is written in place too
+    /// (`gcm::zero_hw_engine`).
     pub(crate) fn init(&mut self, key: &[u8], token: impl PowersToken) {
         // SAFETY: every token proves AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
         unsafe { self.init_impl(key, token) }
