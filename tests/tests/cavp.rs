@@ -13,7 +13,7 @@
 use aes_gcm_vaes::{
     AesGcm, AesKeySize, Key, Nonce, Tag, TagSize,
     aead::{
-        AeadInOut, KeyInit,
+        AeadInOut,
         array::ArraySize,
         consts::{U1, U4, U8, U12, U13, U14, U15, U16, U128},
     },
@@ -143,13 +143,21 @@ fn core_case(v: &Vector, backend: Backend) -> Result<(), String> {
         }
     }
     let mut buf = v.ct.clone();
-    match (key.open_in_place(&v.iv, &v.aad, &mut buf, &v.tag), &v.pt) {
-        (Ok(()), Some(pt)) if buf == *pt => Ok(()),
-        (Ok(()), Some(_)) => Err("open: wrong plaintext".into()),
-        (Ok(()), None) => Err("open: accepted a forgery".into()),
-        (Err(_), None) if buf == v.ct => Ok(()),
-        (Err(_), None) => Err("open: rejected, but the ciphertext was not left in place".into()),
-        (Err(e), Some(_)) => Err(format!("open: rejected a valid vector ({e:?})")),
+    let opened = key.open_in_place(&v.iv, &v.aad, &mut buf, &v.tag).is_ok();
+    open_verdict(v, opened, &buf)
+}
+
+/// Whether an open of `v`'s ciphertext (in place, leaving `buf`) did what the file
+/// says: the plaintext for a valid vector; for a forgery, a rejection with the
+/// ciphertext left in place.
+fn open_verdict(v: &Vector, opened: bool, buf: &[u8]) -> Result<(), String> {
+    match (opened, &v.pt) {
+        (true, Some(pt)) if buf == pt.as_slice() => Ok(()),
+        (true, Some(_)) => Err("open: wrong plaintext".into()),
+        (true, None) => Err("open: accepted a forgery".into()),
+        (false, None) if buf == v.ct.as_slice() => Ok(()),
+        (false, None) => Err("open: rejected, but the ciphertext was not left in place".into()),
+        (false, Some(_)) => Err("open: rejected a valid vector".into()),
     }
 }
 
@@ -159,7 +167,6 @@ where
     A: AesKeySize,
     N: ArraySize,
     T: TagSize,
-    AesGcm<A, N, T>: KeyInit,
 {
     let key = Key::<AesGcm<A, N, T>>::try_from(&v.key[..]).map_err(|_| "key size")?;
     let gcm = AesGcm::<A, N, T>::new_with_backend(&key, backend).map_err(|_| "key")?;
@@ -175,15 +182,10 @@ where
         }
     }
     let mut buf = v.ct.clone();
-    let opened = gcm.decrypt_inout_detached(&nonce, &v.aad, (&mut buf[..]).into(), &tag);
-    match (opened, &v.pt) {
-        (Ok(()), Some(pt)) if buf == *pt => Ok(()),
-        (Ok(()), Some(_)) => Err("open: wrong plaintext".into()),
-        (Ok(()), None) => Err("open: accepted a forgery".into()),
-        (Err(_), None) if buf == v.ct => Ok(()),
-        (Err(_), None) => Err("open: rejected, but the ciphertext was not left in place".into()),
-        (Err(_), Some(_)) => Err("open: rejected a valid vector".into()),
-    }
+    let opened = gcm
+        .decrypt_inout_detached(&nonce, &v.aad, (&mut buf[..]).into(), &tag)
+        .is_ok();
+    open_verdict(v, opened, &buf)
 }
 
 /// [`api_case`] with the types that fit `v`'s key, IV and tag lengths.
