@@ -233,9 +233,14 @@ where
 {
     /// A key that runs on `backend`; an error if this CPU cannot run it.
     pub fn new_with_backend(key: &Key<Self>, backend: Backend) -> Result<Self, Error> {
-        GcmKey::new_with_backend(key, backend)
-            .map(|key| Self::wrap(Inner::Aes(key)))
-            .map_err(|_| Error)
+        if !backend.is_available() {
+            return Err(Error);
+        }
+        // Not through `GcmKey::new_with_backend`, whose `Result` cost two copies of the
+        // key: see `GcmKey::new_or_portable`, which makes an available back end's key.
+        Ok(Self::wrap(Inner::Aes(GcmKey::new_or_portable(
+            key, backend,
+        ))))
     }
 }
 
@@ -253,9 +258,7 @@ where
     /// A key for an AES type from its raw bytes (16, 24 or 32 of them, which the AES
     /// types' key sizes guarantee), on the best back end.
     fn aes_from_key_bytes(key: &[u8]) -> Self {
-        Self::wrap(Inner::Aes(
-            GcmKey::new(key).expect("AES key sizes are 16, 24 or 32 bytes"),
-        ))
+        Self::wrap(Inner::Aes(GcmKey::new_or_portable(key, Backend::detect())))
     }
 
     /// The back end of `gcm_core` this key runs on: for AES all of GCM, for another
