@@ -65,3 +65,57 @@ pub fn reference_seal(key: &[u8], nonce: &[u8; 12], aad: &[u8], msg: &[u8]) -> (
         n => panic!("bad key length {n}"),
     }
 }
+
+/// Where NIST's CAVP files are (`tests/fetch-cavp.sh` puts them in `target/cavp`;
+/// `CAVP_DIR` overrides), for the tests that run them.
+pub mod cavp {
+    use std::path::PathBuf;
+
+    /// The directory, if all of `files` are in it. Without them a test reports itself
+    /// skipped, unless `CAVP_REQUIRED` is set (as CI sets it after fetching them): then
+    /// this panics.
+    pub fn dir(files: &[&str], what: &str) -> Option<PathBuf> {
+        let dir = std::env::var_os("CAVP_DIR").map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/cavp"),
+            PathBuf::from,
+        );
+        if files.iter().all(|f| dir.join(f).is_file()) {
+            return Some(dir);
+        }
+        assert!(
+            std::env::var_os("CAVP_REQUIRED").is_none(),
+            "CAVP_REQUIRED is set, but the CAVP {what} files are missing from {}: run `bash tests/fetch-cavp.sh`",
+            dir.display()
+        );
+        eprintln!(
+            "CAVP {what} files not found: test SKIPPED (`bash tests/fetch-cavp.sh` fetches them)"
+        );
+        None
+    }
+
+    /// Prints one file's line for one back end (`{file} on {backend}: {what}, n failures`,
+    /// which CI's log keeps) and fails the test on the first few failures.
+    pub fn report(file: &str, backend: gcm_core::Backend, what: &str, failures: &[String]) {
+        println!(
+            "{file} on {}: {what}, {} failures",
+            backend.name(),
+            failures.len()
+        );
+        assert!(
+            failures.is_empty(),
+            "{file} on {}: {} failures, first: {:?}",
+            backend.name(),
+            failures.len(),
+            &failures[..failures.len().min(5)]
+        );
+    }
+
+    /// Bytes from the files' hex.
+    pub fn hex(s: &str) -> Vec<u8> {
+        assert!(s.len().is_multiple_of(2), "odd-length hex {s:?}");
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits"))
+            .collect()
+    }
+}

@@ -6,9 +6,9 @@
 //! decryption files' forgeries, which must be rejected with the ciphertext left in place.
 //!
 //! The files are not in the repository (about 18 MB): `bash tests/fetch-cavp.sh` puts
-//! them in `target/cavp-gcm` (or the directory it is given; `CAVP_GCM_DIR` tells this
-//! test where, if not there). Without them the test says so and passes, unless
-//! `CAVP_GCM_REQUIRED` is set, as CI sets it after fetching them.
+//! them in `target/cavp` (or the directory it is given; `CAVP_DIR` tells this test
+//! where, if not there). Without them the test says so and passes, unless
+//! `CAVP_REQUIRED` is set, as CI sets it after fetching them.
 
 use aes_gcm_vaes::{
     AesGcm, AesKeySize, Key, Nonce, Tag, TagSize,
@@ -21,7 +21,7 @@ use aes_gcm_vaes::{
 };
 use gcm_core::{Backend, GcmKey};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use tests::cavp::{self, hex};
 
 /// One vector: `pt` is `None` where the file says `FAIL` (a forgery to reject).
 struct Vector {
@@ -43,14 +43,6 @@ const FILES: [(&str, usize, usize); 6] = [
     ("gcmDecrypt192.rsp", 7875, 3978),
     ("gcmDecrypt256.rsp", 7875, 3919),
 ];
-
-fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd-length hex {s:?}");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits"))
-        .collect()
-}
 
 /// One vector's fields as the file spells them, with the section header in force.
 struct Record {
@@ -222,28 +214,9 @@ fn api_case_typed(v: &Vector, backend: Backend) -> Result<(), String> {
     }
 }
 
-/// Where the files are, if they are there.
-fn vector_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("CAVP_GCM_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/cavp-gcm"),
-        PathBuf::from,
-    );
-    FILES
-        .iter()
-        .all(|(f, ..)| dir.join(f).is_file())
-        .then_some(dir)
-}
-
 #[test]
 fn cavp_aes_gcm_every_vector_every_backend() {
-    let Some(dir) = vector_dir() else {
-        assert!(
-            std::env::var_os("CAVP_GCM_REQUIRED").is_none(),
-            "CAVP_GCM_REQUIRED is set, but the CAVP files are missing: run `bash tests/fetch-cavp.sh`"
-        );
-        eprintln!(
-            "CAVP AES-GCM files not found: test SKIPPED (`bash tests/fetch-cavp.sh` fetches them)"
-        );
+    let Some(dir) = cavp::dir(&FILES.map(|(f, ..)| f), "AES-GCM") else {
         return;
     };
     for (file, count, forgeries) in FILES {
@@ -264,19 +237,11 @@ fn cavp_aes_gcm_every_vector_every_backend() {
                     }
                 }
             }
-            println!(
-                "{file} on {}: {} vectors ({fails} forgeries) through GcmKey and AesGcm, {} failures",
-                backend.name(),
-                vectors.len(),
-                failures.len()
+            let what = format!(
+                "{} vectors ({fails} forgeries) through GcmKey and AesGcm",
+                vectors.len()
             );
-            assert!(
-                failures.is_empty(),
-                "{file} on {}: {} failures, first: {:?}",
-                backend.name(),
-                failures.len(),
-                &failures[..failures.len().min(5)]
-            );
+            cavp::report(file, backend, &what, &failures);
         }
     }
 }
