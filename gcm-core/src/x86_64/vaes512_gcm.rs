@@ -26,8 +26,20 @@
 //! AES pipes, plain XORs do not. The 14 multiplies of an iteration thus need 28 cycles
 //! against AES-128's 22: there the multiplier, and the chain through it, set the pace.
 //!
-//! Tried there and not kept (TSC ticks per 16 KiB call, alternated in one process with
-//! aws-lc-rs as a control):
+//! On Zen 4 (family 0x19 model 0x11), measured the same way (independent chains, `asm!`):
+//! 512-bit `VAESENC` one per cycle, latency 4 (so the four chains of an iteration keep
+//! it busy); a 512-bit `VPCLMULQDQ` alone one every other cycle, and in a mix with the
+//! AES it takes exactly one `VAESENC` slot (40 `VAESENC` and 13 `VPCLMULQDQ`: 53
+//! cycles); `VPSHUFB`, `VPSHUFD`, `VPTERNLOGD`, `VSHUFI64X2`, `VPERMQ`, `VPALIGNR`,
+//! `VPUNPCKLQDQ`, 256-bit inserts and extracts, XORs, loads and stores run beside the AES
+//! for free at the loop's density. So 16 blocks cost at least 40 + 13 cycles for
+//! AES-128 in pairs and 56 + 14 for AES-256, against 44 and 59 measured for our CTR
+//! loop (`clock-probe`): at most 0.84 and 0.85 of CTR, before any dependency. The loops
+//! run at 64 and 82 cycles per 16 blocks (0.70 and 0.72 of CTR in cycles), about 11
+//! cycles above the count in both, which no single instruction kind explains.
+//!
+//! Tried on that Zen 5 and not kept (TSC ticks per 16 KiB call, alternated in one
+//! process with aws-lc-rs as a control):
 //! - A pair as one pass of 32 blocks (eight AES chains, enough for two `VAESENC` a cycle
 //!   at a latency of 4, rather than four chains a call), with the pair's 32 blocks of
 //!   ciphertext hashed in the next pass: seal AES-128 2057-2099 -> 2138-2194, AES-256
