@@ -26,7 +26,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use aead::{AeadInOut, Nonce};
+use common::Rng;
 use hmac::{Hmac, Mac};
 use tls_cbc_aead::*;
 
@@ -78,10 +81,10 @@ trait Protection: Send {
 }
 
 /// TLS 1.1/1.2: the record is `IV || CBC(...)`; one stateless key for both jobs. Our
-/// records take IVs of our own (a counter through SplitMix64), never the peer's.
+/// records take IVs of our own (from a seeded generator), never the peer's.
 struct Explicit<A> {
     cipher: A,
-    iv_state: u64,
+    ivs: Rng,
 }
 
 impl<A: AeadInOut + Send> Protection for Explicit<A> {
@@ -94,14 +97,8 @@ impl<A: AeadInOut + Send> Protection for Explicit<A> {
     }
 
     fn seal(&mut self, ad: &[u8; AD_LEN], plaintext: &[u8]) -> Vec<u8> {
-        let mut iv = Nonce::<A>::default();
-        for chunk in iv.chunks_mut(8) {
-            self.iv_state = self.iv_state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.iv_state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            chunk.copy_from_slice(&(z ^ (z >> 31)).to_be_bytes()[..chunk.len()]);
-        }
+        let iv = Nonce::<A>::try_from(&self.ivs.bytes(Nonce::<A>::default().len())[..])
+            .expect("IV length");
         let mut buf = plaintext.to_vec();
         self.cipher
             .encrypt_in_place(&iv, ad, &mut buf)
@@ -173,7 +170,7 @@ struct Suite {
 fn explicit<A: AeadInOut + Send + 'static>(make: impl Fn() -> A, seed: u64) -> Box<dyn Protection> {
     Box::new(Explicit {
         cipher: make(),
-        iv_state: seed,
+        ivs: Rng::new(seed),
     })
 }
 
