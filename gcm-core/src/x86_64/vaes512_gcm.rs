@@ -36,7 +36,19 @@
 //! AES-128 in pairs and 56 + 14 for AES-256, against 44 and 59 measured for our CTR
 //! loop (`clock-probe`): at most 0.84 and 0.85 of CTR, before any dependency. The loops
 //! run at 64 and 82 cycles per 16 blocks (0.70 and 0.72 of CTR in cycles), about 11
-//! cycles above the count in both, which no single instruction kind explains.
+//! cycles above that count in both.
+//!
+//! Those cycles are the loop's other vector uops. Beside only the AES they run free, but
+//! in the loop each costs time: taken out or added one kind at a time (timing only,
+//! wrong tags; AES-128 seal at 16 KiB, TSC ticks per call, fastest of 300 batches of
+//! eight, alternated, turned into core cycles per 16 blocks from 62.6): the four middle
+//! products -5.8, all twelve products -11.1, the pair's reduction -3.7 (per 16 blocks),
+//! the running hash's fold into the next block -4.1, the four byte swaps of the hash
+//! input -2.9, and eight added XORs +2.3. So about 1 cycle a multiply, 0.3 an XOR or
+//! three-way XOR and 0.7 a shuffle: 40 + 13 + 0.3 x 33 (eight uops a step that CTR has
+//! too, 25 for the hash) = 62.9, which is the loop. For 0.70 of the `speed` tool's CTR
+//! (41.7 cycles) AES-128 would need 59.6, which this count does not reach with three
+//! products a block; the cuts found are small (see [`middle_factors`]).
 //!
 //! Tried on that Zen 5 and not kept (TSC ticks per 16 KiB call, alternated in one
 //! process with aws-lc-rs as a control):
@@ -656,19 +668,43 @@ fn high_powers_into(low: [__m512i; VECS], key: &mut HwKey, _t: Vaes512Token) {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,avx2")]
 fn hash16_kara(powers: &Powers, x: __m128i, v: &[__m512i; VECS]) -> __m128i {
-    let z = _mm512_setzero_si512();
-    let (mut lo, mut hi, mut mid) = ([z; VECS], [z; VECS], [z; VECS]);
-    for i in 0..VECS {
-        let mut d = bswap512(v[i]);
-        if i == 0 {
-            d = _mm512_xor_si512(d, _mm512_zextsi128_si512(x));
-        }
-        let d01 = _mm512_xor_si512(d, _mm512_shuffle_epi32::<0x4e>(d));
-        lo[i] = _mm512_clmulepi64_epi128::<0x00>(d, powers.h[i]);
-        hi[i] = _mm512_clmulepi64_epi128::<0x11>(d, powers.h[i]);
-        mid[i] = _mm512_clmulepi64_epi128::<0x00>(d01, powers.hx[i]);
-    }
+    let mut d = v.map(|b| bswap512(b));
+    d[0] = _mm512_xor_si512(d[0], _mm512_zextsi128_si512(x));
+    let lo = core::array::from_fn(|i| _mm512_clmulepi64_epi128::<0x00>(d[i], powers.h[i]));
+    let hi = core::array::from_fn(|i| _mm512_clmulepi64_epi128::<0x11>(d[i], powers.h[i]));
+    let m = [middle_factors(d[0], d[1]), middle_factors(d[2], d[3])];
+    let mid = core::array::from_fn(|i| middle_product(i, m[i / 2], powers.hx[i]));
     karatsuba_sum(lo, hi, mid).reduce()
+}
+
+/// The Karatsuba middle factors of two vectors of blocks at once: in each lane, `a0 ^ a1`
+/// in the low half and `b0 ^ b1` in the high half. Two unpacks and an XOR, where a
+/// factor per vector (the vector XORed with itself, halves swapped) takes a shuffle and
+/// an XOR each: one vector uop fewer per two vectors, as `vaes256_gcm`'s
+/// `Kara::mul_add_pair` does for Zen 3. On AMD Zen 4 every 512-bit uop beside the AES
+/// rounds costs the loop time, not only the multiplies: measured there (family 0x19 model
+/// 0x11, TSC ticks per 16 KiB call, fastest of 300 batches of eight, alternated), eight
+/// more XORs per 16 blocks made the AES-128 seal 4% slower (2850 -> 2964-2970), about 0.3
+/// core cycles each (see the module documentation); this form, two uops fewer per 16
+/// blocks: AES-128 seal 2840-2870 -> 2808-2857, AES-256 seal 3588-3604 -> 3549-3556
+/// (five alternated runs; opens within noise).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn middle_factors(a: __m512i, b: __m512i) -> __m512i {
+    _mm512_xor_si512(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b))
+}
+
+/// The middle product of vector `v` of a group of four, from its pair's
+/// [`middle_factors`] `m` (its factor in the low half of each lane if `v` is even, the
+/// high half if odd) and `hx`, the powers' factors in the low half of each lane.
+#[inline]
+#[target_feature(enable = "avx512f,vpclmulqdq")]
+fn middle_product(v: usize, m: __m512i, hx: __m512i) -> __m512i {
+    if v & 1 == 0 {
+        _mm512_clmulepi64_epi128::<0x00>(m, hx)
+    } else {
+        _mm512_clmulepi64_epi128::<0x01>(m, hx)
+    }
 }
 
 /// The unreduced sum of four vectors of Karatsuba products: the schoolbook middle term
@@ -804,10 +840,12 @@ fn stitched<const NR: usize, const HASH: bool, const N: usize, const SAVE_MULS: 
             // The fourth value the pin ties to this round: the schoolbook form's fourth
             // product, or the Karatsuba form's middle factor.
             let mut fourth = if SAVE_MULS {
-                // Karatsuba: the middle term from the XOR of each factor's halves.
-                let d01 = _mm512_xor_si512(d, _mm512_shuffle_epi32::<0x4e>(d));
-                p[2] = _mm512_clmulepi64_epi128::<0x00>(d01, powers.hx[v]);
-                d01
+                // Karatsuba: the middle term from the XOR of each factor's halves, made
+                // for vectors 0 and 1 at once and again for 2 and 3 (the second time the
+                // same value, which the compiler reuses).
+                let m = middle_factors(hash_in[v & !1], hash_in[v | 1]);
+                p[2] = middle_product(v, m, powers.hx[v]);
+                m
             } else {
                 p[2] = _mm512_clmulepi64_epi128::<0x01>(d, h);
                 _mm512_clmulepi64_epi128::<0x10>(d, h)
