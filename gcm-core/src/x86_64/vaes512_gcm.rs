@@ -48,7 +48,7 @@
 //! three-way XOR and 0.7 a shuffle: 40 + 13 + 0.3 x 33 (eight uops a step that CTR has
 //! too, 25 for the hash) = 62.9, which is the loop. For 0.70 of the `speed` tool's CTR
 //! (41.7 cycles) AES-128 would need 59.6, which this count does not reach with three
-//! products a block; the cuts found are small (see [`middle_factors`]).
+//! products a block; the cuts found are small (see [`middle_factors`] and [`KaraSum`]).
 //!
 //! Tried on that Zen 5 and not kept (TSC ticks per 16 KiB call, alternated in one
 //! process with aws-lc-rs as a control):
