@@ -12,6 +12,7 @@
 # pinned here; nothing else from the wheel is kept. Needs python3 with pip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tests/pinned-wheel.sh
 dir=${1:-${CARGO_TARGET_DIR:-target}/cavp}
 
 version=50.0.2
@@ -55,28 +56,6 @@ d718c07f4bbef9525c20a524c4e94c73198ed9b6900a5e7a1caf97d78e191aa3  ECBVarKey192.r
 528428f5e3c82054f33a34fe8c21bdec555a65c82c610251c14836f345e3a1b4  ECBVarTxt192.rsp
 956df459a6822755d29c598ff3123d86ad0e1082d195f1d7aeab5b3c86f69e10  ECBVarTxt256.rsp"
 
-# Already there and intact: nothing to do.
-if [ -d "$dir" ] && (cd "$dir" && echo "$files_sha256" | sha256sum --check --quiet --strict) 2>/dev/null; then
-    echo "$dir"
-    exit 0
-fi
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp" \
-    "cryptography_vectors==$version" >&2
-echo "$wheel_sha256  $tmp/$wheel" | sha256sum --check --quiet --strict >&2
-mkdir -p "$dir"
-# Exactly the files pinned above, from the wheel's AES directories.
-echo "$files_sha256" | awk '{print $2}' | python3 -c '
-import os, sys, zipfile
-wheel, out = sys.argv[1], sys.argv[2]
-want = set(sys.stdin.read().split())
-with zipfile.ZipFile(wheel) as z:
-    for n in z.namelist():
-        if n.startswith("cryptography_vectors/ciphers/AES/") and os.path.basename(n) in want:
-            with open(os.path.join(out, os.path.basename(n)), "wb") as f:
-                f.write(z.read(n))
-' "$tmp/$wheel" "$dir"
-(cd "$dir" && echo "$files_sha256" | sha256sum --check --quiet --strict) >&2
-echo "$dir"
+# Exactly the files pinned above, from the wheel's cryptography_vectors/ciphers/AES/.
+fetch_wheel_files "cryptography_vectors==$version" "$wheel" "$wheel_sha256" \
+    cryptography_vectors/ciphers/AES/ "$dir" "$files_sha256"
