@@ -68,6 +68,10 @@ pub fn reference_seal(key: &[u8], nonce: &[u8; 12], aad: &[u8], msg: &[u8]) -> (
 
 /// Where NIST's CAVP files are (`tests/fetch-cavp.sh` puts them in `target/cavp`;
 /// `CAVP_DIR` overrides), for the tests that run them.
+// Shared with tls-cbc-aead's known-answer test (this crate is not published).
+#[path = "../../tls-cbc-aead/tests/common/file_test.rs"]
+pub mod file_test;
+
 pub mod cavp {
     use std::path::PathBuf;
 
@@ -111,11 +115,34 @@ pub mod cavp {
     }
 
     /// Bytes from the files' hex.
-    pub fn hex(s: &str) -> Vec<u8> {
-        assert!(s.len().is_multiple_of(2), "odd-length hex {s:?}");
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits"))
-            .collect()
+    pub use crate::file_test::hex;
+}
+
+/// Where BoringSSL's AEAD vector files are (`tests/fetch-boringssl-vectors.sh` puts them
+/// in `target/boringssl-vectors`; `BORINGSSL_VECTORS_DIR` overrides).
+pub mod boringssl {
+    use std::path::PathBuf;
+
+    /// The text of BoringSSL's `file`, if fetched. Without it a test reports itself
+    /// skipped, unless `BORINGSSL_VECTORS_REQUIRED` is set (as CI sets it after fetching
+    /// the files): then this panics.
+    pub fn read(file: &str) -> Option<String> {
+        let dir = std::env::var_os("BORINGSSL_VECTORS_DIR").map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/boringssl-vectors"),
+            PathBuf::from,
+        );
+        let path = dir.join(file);
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            return Some(text);
+        }
+        assert!(
+            std::env::var_os("BORINGSSL_VECTORS_REQUIRED").is_none(),
+            "BORINGSSL_VECTORS_REQUIRED is set, but {} is missing: run `bash tests/fetch-boringssl-vectors.sh`",
+            path.display()
+        );
+        eprintln!(
+            "BoringSSL's {file} not found: test SKIPPED (`bash tests/fetch-boringssl-vectors.sh` fetches it)"
+        );
+        None
     }
 }

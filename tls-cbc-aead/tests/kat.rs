@@ -4,7 +4,7 @@
 //!   and pyca/cryptography, for every suite;
 //! * BoringSSL's own vectors for its TLS CBC AEADs (`crypto/cipher/test/*_tls*_tests.txt`,
 //!   the AES-128, AES-256 and 3DES suites with SHA-1, explicit and implicit IV), which
-//!   `tests/fetch-boringssl-vectors.sh` puts in `target/boringssl-vectors`
+//!   the workspace's `tests/fetch-boringssl-vectors.sh` puts in `target/boringssl-vectors`
 //!   (`BORINGSSL_VECTORS_DIR` says where, if not there). Their records split the sealed
 //!   bytes into `CT` and `TAG` (MAC and padding) and give the MAC length as `TAG_LEN`.
 //!   Without the files those tests say so and pass, unless `BORINGSSL_VECTORS_REQUIRED`
@@ -16,6 +16,10 @@
 //! `KeyInit`).
 
 use std::path::PathBuf;
+
+// The reader of this format, shared with the workspace's `tests` crate.
+#[path = "common/file_test.rs"]
+mod file_test;
 
 use aead::{AeadInOut, KeyInit, Nonce};
 use tls_cbc_aead::*;
@@ -34,62 +38,28 @@ struct Case {
     fails: bool,
 }
 
-fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
-        .collect()
-}
-
 fn parse(text: &str) -> Vec<Case> {
-    let mut cases = Vec::new();
-    let mut fields: Vec<(String, String)> = Vec::new();
-    let mut start = 0;
-    let lines: Vec<&str> = text.lines().chain([""]).collect();
-    for (i, line) in lines.iter().enumerate() {
-        let line = line.trim();
-        if line.starts_with('#') {
-            continue;
-        }
-        if line.is_empty() {
-            if !fields.is_empty() {
-                let get = |name: &str| {
-                    fields
-                        .iter()
-                        .find(|(k, _)| k == name)
-                        .map(|(_, v)| hex(v))
-                        .unwrap_or_else(|| panic!("line {start}: no {name}"))
-                };
-                let flag = |name: &str| fields.iter().any(|(k, _)| k == name);
-                let field = |name: &str| fields.iter().find(|(k, _)| k == name);
-                let mut ct = get("CT");
-                if let Some((_, tag)) = field("TAG") {
-                    ct.extend(hex(tag));
-                }
-                let mac_len = field("TAG_LEN").map(|(_, n)| n.parse().expect("TAG_LEN"));
-                cases.push(Case {
-                    line: start,
-                    key: get("KEY"),
-                    nonce: get("NONCE"),
-                    ad: get("AD"),
-                    pt: get("IN"),
-                    ct,
-                    mac_len,
-                    no_seal: flag("NO_SEAL"),
-                    fails: flag("FAILS"),
-                });
-                fields.clear();
+    file_test::parse(text)
+        .into_iter()
+        .map(|r| {
+            r.only(&[
+                "KEY", "NONCE", "AD", "IN", "CT", "TAG", "TAG_LEN", "NO_SEAL", "FAILS",
+            ]);
+            let mut ct = r.bytes("CT");
+            ct.extend(r.opt_bytes("TAG").unwrap_or_default());
+            Case {
+                line: r.line,
+                key: r.bytes("KEY"),
+                nonce: r.bytes("NONCE"),
+                ad: r.bytes("AD"),
+                pt: r.bytes("IN"),
+                ct,
+                mac_len: r.text("TAG_LEN").map(|n| n.parse().expect("TAG_LEN")),
+                no_seal: r.has("NO_SEAL"),
+                fails: r.has("FAILS"),
             }
-            continue;
-        }
-        if fields.is_empty() {
-            start = i + 1;
-        }
-        let (k, v) = line.split_once(':').expect("NAME: value");
-        fields.push((k.trim().to_string(), v.trim().to_string()));
-    }
-    cases
+        })
+        .collect()
 }
 
 /// One of this crate's own files, `tests/data/{name}.txt`.
@@ -109,11 +79,11 @@ fn boringssl(name: &str) -> Option<PathBuf> {
     }
     assert!(
         std::env::var_os("BORINGSSL_VECTORS_REQUIRED").is_none(),
-        "BORINGSSL_VECTORS_REQUIRED is set, but {} is missing: run `bash tls-cbc-aead/tests/fetch-boringssl-vectors.sh`",
+        "BORINGSSL_VECTORS_REQUIRED is set, but {} is missing: run `bash tests/fetch-boringssl-vectors.sh`",
         path.display()
     );
     eprintln!(
-        "BoringSSL's {name} vectors not found: test SKIPPED (`bash tls-cbc-aead/tests/fetch-boringssl-vectors.sh` fetches them)"
+        "BoringSSL's {name} vectors not found: test SKIPPED (`bash tests/fetch-boringssl-vectors.sh` fetches them)"
     );
     None
 }
