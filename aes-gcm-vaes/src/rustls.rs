@@ -477,6 +477,10 @@ fn replacement(suite: CipherSuite) -> Option<SupportedCipherSuite> {
 /// ChaCha20-Poly1305 suites, key exchange groups, signature algorithms, randomness and
 /// key loading, and the order of preference, is ring's.
 pub fn provider() -> CryptoProvider {
+    // rustls 0.23.48 deprecates this function, ring's provider having no post-quantum key
+    // exchange; it remains the only way to reach ring's randomness and key loading (their
+    // type is private), and key exchange stays ring's here by design.
+    #[allow(deprecated)]
     let mut provider = ring_provider::default_provider();
     for slot in provider.cipher_suites.iter_mut() {
         if let Some(ours) = replacement(slot.suite()) {
@@ -512,6 +516,7 @@ mod tests {
 
     #[test]
     fn provider_swaps_only_the_aes_gcm_suites_and_keeps_order() {
+        #[allow(deprecated)] // see `provider`
         let ring = ring_provider::default_provider();
         let ours = provider();
         assert_eq!(ring.cipher_suites.len(), ours.cipher_suites.len());

@@ -154,6 +154,7 @@ fn our_suite(suite: CipherSuite) -> &'static Tls13CipherSuite {
         _ => aes_gcm_vaes::rustls::quic::AES_256_GCM,
     };
     assert!(std::ptr::addr_eq(s.quic.unwrap(), ours));
+    #[allow(deprecated)] // rustls 0.23.48+: ring's provider lacks post-quantum groups
     let ring = ring::default_provider()
         .cipher_suites
         .into_iter()
@@ -247,6 +248,7 @@ impl End {
             };
             (aes_gcm_vaes::rustls::provider(), suite.suite, initial)
         } else {
+            #[allow(deprecated)] // as above
             let p = ring::default_provider();
             let find = |n| {
                 p.cipher_suites
