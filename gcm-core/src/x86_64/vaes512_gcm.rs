@@ -663,7 +663,7 @@ fn hash16_kara(powers: &Powers, x: __m128i, v: &[__m512i; VECS]) -> __m128i {
     let hi = core::array::from_fn(|i| _mm512_clmulepi64_epi128::<0x11>(d[i], powers.h[i]));
     let m = [middle_factors(d[0], d[1]), middle_factors(d[2], d[3])];
     let mid = core::array::from_fn(|i| middle_product(i, m[i / 2], powers.hx[i]));
-    karatsuba_sum(lo, hi, mid).reduce()
+    KaraSum::onto(None, lo, hi, mid).wide().reduce()
 }
 
 /// The Karatsuba middle factors of two vectors of blocks at once: in each lane, `a0 ^ a1`
@@ -694,14 +694,6 @@ fn middle_product(v: usize, m: __m512i, hx: __m512i) -> __m512i {
     } else {
         _mm512_clmulepi64_epi128::<0x01>(m, hx)
     }
-}
-
-/// The unreduced sum of four vectors of Karatsuba products: the schoolbook middle term
-/// is the Karatsuba one plus the low and high sums.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn karatsuba_sum(lo: [__m512i; VECS], hi: [__m512i; VECS], mid: [__m512i; VECS]) -> Wide {
-    KaraSum::onto(None, lo, hi, mid).wide()
 }
 
 /// Sums of Karatsuba products not yet combined into a [`Wide`]: `lo = Σ a0·h0`,
@@ -739,6 +731,8 @@ impl KaraSum {
         }
     }
 
+    /// The unreduced product sum: the schoolbook middle term is the Karatsuba one plus
+    /// the low and high sums.
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn wide(self) -> Wide {
