@@ -473,21 +473,53 @@ fn replacement(suite: CipherSuite) -> Option<SupportedCipherSuite> {
 }
 
 /// rustls's *ring* provider (`rustls::crypto::ring::default_provider()`) with each of
-/// its AES-GCM suites swapped for the one of the same name here. Everything else, the
-/// ChaCha20-Poly1305 suites, key exchange groups, signature algorithms, randomness and
-/// key loading, and the order of preference, is ring's.
+/// its AES-GCM suites swapped for the one of the same name here ([`with_our_aes_gcm`]).
+/// Everything else, the ChaCha20-Poly1305 suites, key exchange groups, signature
+/// algorithms, randomness and key loading, and the order of preference, is ring's.
 pub fn provider() -> CryptoProvider {
     // rustls 0.23.48 deprecates this function, ring's provider having no post-quantum key
     // exchange; it remains the only way to reach ring's randomness and key loading (their
     // type is private), and key exchange stays ring's here by design.
     #[allow(deprecated)]
-    let mut provider = ring_provider::default_provider();
-    for slot in provider.cipher_suites.iter_mut() {
+    let ring = ring_provider::default_provider();
+    with_our_aes_gcm(ring)
+}
+
+/// `base` with each of its AES-GCM suites swapped for the one of the same name here, in
+/// the same place of its order; everything else is `base`'s, suites without AES-GCM
+/// included. A suite `base` lacks is not added.
+///
+/// For a program on another provider, e.g. rustls's default aws-lc-rs one:
+/// `with_our_aes_gcm(rustls::crypto::aws_lc_rs::default_provider())` keeps its key
+/// exchange (with the post-quantum `X25519MLKEM768` group), signatures and randomness,
+/// while its AES-GCM records and QUIC packets run here.
+///
+/// ```
+/// use rustls::crypto::{CryptoProvider, ring::cipher_suite as ring};
+///
+/// // Any provider; here one preferring ChaCha20-Poly1305 over ring's AES-128-GCM.
+/// let base = CryptoProvider {
+///     cipher_suites: vec![
+///         ring::TLS13_CHACHA20_POLY1305_SHA256,
+///         ring::TLS13_AES_128_GCM_SHA256,
+///     ],
+///     ..aes_gcm_vaes::rustls::provider()
+/// };
+/// // ChaCha20-Poly1305 still first and ring's; then AES-128-GCM, now ours.
+/// let provider = aes_gcm_vaes::rustls::with_our_aes_gcm(base);
+/// # let _ = provider;
+/// ```
+///
+/// The swapped suites bring their hash, HKDF (TLS 1.3) and PRF (TLS 1.2) from ring, as
+/// every suite here does; so a provider that was FIPS-approved no longer reports itself
+/// so (`CryptoProvider::fips`).
+pub fn with_our_aes_gcm(mut base: CryptoProvider) -> CryptoProvider {
+    for slot in base.cipher_suites.iter_mut() {
         if let Some(ours) = replacement(slot.suite()) {
             *slot = ours;
         }
     }
-    provider
+    base
 }
 
 #[cfg(test)]
@@ -533,6 +565,38 @@ mod tests {
         }
         assert_eq!(swapped, 6);
         assert_eq!(ring.kx_groups.len(), ours.kx_groups.len());
+    }
+
+    #[test]
+    fn any_provider_keeps_its_order_and_its_other_suites() {
+        // A provider of ring's suites in another order, one AES-GCM suite left out.
+        let base_suites = std::vec![
+            ring_suites::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            ring_suites::TLS13_CHACHA20_POLY1305_SHA256,
+            ring_suites::TLS13_AES_128_GCM_SHA256,
+            ring_suites::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+            ring_suites::TLS13_AES_256_GCM_SHA384,
+        ];
+        let kx_groups = std::vec![ring_provider::kx_group::SECP384R1];
+        let base = CryptoProvider {
+            cipher_suites: base_suites.clone(),
+            kx_groups: kx_groups.clone(),
+            ..provider()
+        };
+        let swapped = with_our_aes_gcm(base);
+        let expected = [
+            TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            ring_suites::TLS13_CHACHA20_POLY1305_SHA256,
+            TLS13_AES_128_GCM_SHA256,
+            ring_suites::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+            TLS13_AES_256_GCM_SHA384,
+        ];
+        assert_eq!(swapped.cipher_suites.len(), expected.len());
+        for (got, want) in swapped.cipher_suites.iter().zip(expected) {
+            assert!(ptr_eq13(*got, want), "{:?}", got.suite());
+        }
+        assert_eq!(swapped.kx_groups.len(), 1);
+        assert!(core::ptr::addr_eq(swapped.kx_groups[0], kx_groups[0]));
     }
 
     /// A 32-byte key is the only `AeadKey` constructible outside rustls, so the

@@ -261,6 +261,11 @@ pub fn run(contenders: &[Contender]) {
     println!(
         "rustls 0.23 in-memory transfer, TLS 1.3, {RECORD}-byte records, {mib} MiB per run, best of {runs}"
     );
+    for c in contenders {
+        let p = pair(c, CipherSuite::TLS13_AES_128_GCM_SHA256);
+        let kx = p.client.negotiated_key_exchange_group().map(|g| g.name());
+        println!("  {}: handshakes with key exchange {kx:?}", c.name);
+    }
     for suite in [
         CipherSuite::TLS13_AES_256_GCM_SHA384,
         CipherSuite::TLS13_AES_128_GCM_SHA256,

@@ -1,4 +1,5 @@
-//! Our rustls provider against rustls's ring and aws-lc-rs providers, bulk transfer
+//! Our rustls provider against rustls's ring and aws-lc-rs providers, and aws-lc-rs's
+//! with our AES-GCM swapped in (`with_our_aes_gcm`), bulk transfer
 //! in memory (see `../rustls_transfer/harness.rs`). A separate crate and workspace so
 //! that aws-lc-rs stays out of the main build: `cargo run --release` here.
 
@@ -24,6 +25,13 @@ fn main() {
         Contender {
             name: "aws-lc-rs",
             provider: rustls::crypto::aws_lc_rs::default_provider,
+        },
+        // aws-lc-rs's provider (its post-quantum key exchange included) with our AES-GCM.
+        Contender {
+            name: "ours+aws-lc-rs",
+            provider: || {
+                aes_gcm_vaes::rustls::with_our_aes_gcm(rustls::crypto::aws_lc_rs::default_provider())
+            },
         },
     ]);
 }
