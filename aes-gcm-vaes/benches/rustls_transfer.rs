@@ -8,6 +8,7 @@ mod harness;
 
 use harness::Contender;
 
+#[allow(deprecated)] // rustls 0.23.48+: ring's provider lacks post-quantum groups
 fn main() {
     println!(
         "aes-gcm-vaes back end: {}",

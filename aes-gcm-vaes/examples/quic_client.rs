@@ -100,8 +100,8 @@ fn config(args: &Args) -> Result<ClientConfig, Box<dyn std::error::Error>> {
         .with_root_certificates(roots)
         .with_no_client_auth();
     tls.alpn_protocols = args.alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
-    // Initial packets are always AES-128-GCM (RFC 9001 §5.2); with an AES-256-only
-    // provider quinn cannot find that suite itself, so it is passed in, ours too.
+    // Initial packets are always AES-128-GCM (RFC 9001 §5.2): ours, passed in (quinn
+    // would also find it in the provider, which keeps it: see `quic_provider`).
     let crypto = QuicClientConfig::with_initial(Arc::new(tls), quic::initial_suite())?;
     Ok(ClientConfig::new(Arc::new(crypto)))
 }

@@ -8,9 +8,11 @@
 //! cargo run --example quic_client --features rustls -- 127.0.0.1:4433 --cafile /tmp/quic-cert.pem --bytes 50000000 --key-update
 //! ```
 //!
-//! `--suite TLS13_AES_256_GCM_SHA384` (or `TLS13_AES_128_GCM_SHA256`) offers one suite
-//! only. Initial packets are always AES-128-GCM (RFC 9001 §5.2), on this crate too:
-//! the configuration is made `with_initial(.., aes_gcm_vaes::rustls::quic::initial_suite())`.
+//! `--suite TLS13_AES_128_GCM_SHA256` offers that suite only; `--suite
+//! TLS13_AES_256_GCM_SHA384` prefers AES-256 and keeps AES-128 after it, since Initial
+//! packets are always AES-128-GCM (RFC 9001 §5.2) and rustls 0.23.48 and later require
+//! that suite of a QUIC provider. Those packets run on this crate too: the
+//! configuration is made `with_initial(.., aes_gcm_vaes::rustls::quic::initial_suite())`.
 
 use std::sync::Arc;
 

@@ -228,12 +228,17 @@ impl End {
         }
     }
 
-    /// The provider cut down to the one suite, and the suite Initial packets use.
+    /// The provider cut down to the connection's suite, and the suite Initial packets
+    /// use. For AES-256 the provider keeps the AES-128 suite too, after it: Initial
+    /// packets are AES-128-GCM (RFC 9001 §5.2), and rustls 0.23.48 and later refuse a
+    /// QUIC configuration whose provider lacks that suite, whatever `with_initial` is
+    /// given. Both ends prefer AES-256, so it protects everything after the Initial
+    /// packets (which `check_counts` sees in the counters).
     fn provider(&self) -> (Arc<CryptoProvider>, Suite) {
         let name = self.suite_name();
-        let (base, suite, initial) = if self.ours {
+        let (base, suites, initial) = if self.ours {
             let (suite, _) = wrapped(name, self.counters, self.sabotage);
-            let initial = if self.aes256 {
+            if self.aes256 {
                 let (ours, inner) = wrapped(
                     CipherSuite::TLS13_AES_128_GCM_SHA256,
                     self.initial_counters,
@@ -242,11 +247,14 @@ impl End {
                 // The same algorithm quinn users get from the crate for `with_initial`.
                 let public = aes_gcm_vaes::rustls::quic::initial_suite();
                 assert!(std::ptr::addr_eq(public.quic, inner));
-                ours
+                (
+                    aes_gcm_vaes::rustls::provider(),
+                    vec![suite.suite, ours.suite],
+                    ours,
+                )
             } else {
-                suite
-            };
-            (aes_gcm_vaes::rustls::provider(), suite.suite, initial)
+                (aes_gcm_vaes::rustls::provider(), vec![suite.suite], suite)
+            }
         } else {
             #[allow(deprecated)] // as above
             let p = ring::default_provider();
@@ -256,14 +264,19 @@ impl End {
                     .find_map(|s| s.tls13().filter(|s| s.common.suite == n))
                     .unwrap()
             };
-            let suite = find(name);
-            let initial = find(CipherSuite::TLS13_AES_128_GCM_SHA256)
-                .quic_suite()
-                .unwrap();
-            (p, suite, initial)
+            let aes128 = find(CipherSuite::TLS13_AES_128_GCM_SHA256);
+            let suites = if self.aes256 {
+                vec![find(name), aes128]
+            } else {
+                vec![aes128]
+            };
+            (p, suites, aes128.quic_suite().unwrap())
         };
         let provider = CryptoProvider {
-            cipher_suites: vec![SupportedCipherSuite::Tls13(suite)],
+            cipher_suites: suites
+                .into_iter()
+                .map(SupportedCipherSuite::Tls13)
+                .collect(),
             ..base
         };
         (Arc::new(provider), initial)

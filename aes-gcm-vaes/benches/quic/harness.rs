@@ -38,6 +38,7 @@ pub struct Contender {
 }
 
 /// Our provider and rustls's ring provider, the contenders every run has.
+#[allow(deprecated)] // rustls 0.23.48+: ring's provider lacks post-quantum groups
 pub fn ours_and_ring() -> [Contender; 2] {
     [
         Contender {

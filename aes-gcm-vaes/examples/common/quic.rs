@@ -2,23 +2,33 @@
 
 use aes_gcm_vaes::rustls::{AES_GCM_CIPHER_SUITES, provider};
 use rustls::crypto::CryptoProvider;
+use rustls::{CipherSuite, SupportedCipherSuite};
 
-/// Our provider with only its TLS 1.3 AES-GCM suites (both, or the one named), so that
-/// no QUIC packet goes through another implementation (the ChaCha20 suite is ring's).
+/// Our provider with only its TLS 1.3 AES-GCM suites (both, or the one named first), so
+/// that no QUIC packet goes through another implementation (the ChaCha20 suite is
+/// ring's). Naming AES-256 keeps AES-128 offered after it: Initial packets are always
+/// AES-128-GCM (RFC 9001 §5.2), and rustls 0.23.48 and later refuse a QUIC
+/// configuration whose provider lacks that suite.
 pub fn quic_provider(suite: Option<&str>) -> Result<CryptoProvider, String> {
     let tls13: Vec<_> = AES_GCM_CIPHER_SUITES
         .iter()
         .copied()
         .filter(|s| s.tls13().is_some())
         .collect();
-    let chosen: Vec<_> = match suite {
+    let named = |s: &SupportedCipherSuite| s.suite().as_str() == suite;
+    let mut chosen: Vec<_> = match suite {
         None => tls13.clone(),
-        Some(name) => tls13
-            .iter()
-            .copied()
-            .filter(|s| s.suite().as_str() == Some(name))
-            .collect(),
+        Some(_) => tls13.iter().copied().filter(named).collect(),
     };
+    if !chosen.is_empty() && chosen[0].suite() != CipherSuite::TLS13_AES_128_GCM_SHA256 {
+        chosen.extend(
+            tls13
+                .iter()
+                .copied()
+                .filter(|s| s.suite() == CipherSuite::TLS13_AES_128_GCM_SHA256),
+        );
+        chosen.dedup_by_key(|s| s.suite());
+    }
     if chosen.is_empty() {
         return Err(format!(
             "unknown suite {}; choose from {}",

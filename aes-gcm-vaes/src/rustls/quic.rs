@@ -27,16 +27,22 @@
 //! QUIC connection are exactly those ring would get; only their use differs.
 //!
 //! quinn uses a connection's cipher suite for its packets, but always protects Initial
-//! packets with `TLS_AES_128_GCM_SHA256` (RFC 9001 §5.2); [`initial_suite`] is that suite
-//! on this module, for quinn's `with_initial` when a configuration offers only AES-256:
+//! packets with `TLS_AES_128_GCM_SHA256` (RFC 9001 §5.2). rustls 0.23.48 and later refuse
+//! a QUIC configuration whose provider lacks a QUIC-capable `TLS13_AES_128_GCM_SHA256`,
+//! so a provider meant for AES-256 keeps AES-128 after it (both ends preferring AES-256,
+//! it protects everything after the Initial packets). [`initial_suite`] is that suite on
+//! this module, for quinn's `with_initial` (which older rustls also accepts with an
+//! AES-256-only provider):
 //!
 //! ```
 //! use std::sync::Arc;
 //!
-//! use aes_gcm_vaes::rustls::{provider, quic, TLS13_AES_256_GCM_SHA384};
+//! use aes_gcm_vaes::rustls::{
+//!     provider, quic, TLS13_AES_128_GCM_SHA256, TLS13_AES_256_GCM_SHA384,
+//! };
 //!
 //! let provider = rustls::crypto::CryptoProvider {
-//!     cipher_suites: vec![TLS13_AES_256_GCM_SHA384],
+//!     cipher_suites: vec![TLS13_AES_256_GCM_SHA384, TLS13_AES_128_GCM_SHA256],
 //!     ..provider()
 //! };
 //! let config = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
@@ -73,10 +79,10 @@ pub(super) static AES_128: QuicAesGcm<gcm_core::aes::Aes128> = QuicAesGcm::new(N
 pub(super) static AES_256: QuicAesGcm<gcm_core::aes::Aes256> = QuicAesGcm::new(None);
 
 /// The suite QUIC protects Initial packets with (RFC 9001 §5.2): this crate's
-/// `TLS_AES_128_GCM_SHA256` with [`AES_128_GCM`]. quinn needs it passed to
-/// `QuicClientConfig::with_initial` / `QuicServerConfig::with_initial` when the rustls
-/// configuration does not offer that suite itself (an AES-256-only provider, say);
-/// otherwise quinn finds it in the provider.
+/// `TLS_AES_128_GCM_SHA256` with [`AES_128_GCM`], for quinn's
+/// `QuicClientConfig::with_initial` / `QuicServerConfig::with_initial`. quinn also finds
+/// it in a provider that offers it, as every provider must for QUIC from rustls 0.23.48
+/// on; with older rustls, passing it here lets an AES-256-only provider run QUIC.
 pub fn initial_suite() -> rq::Suite {
     rq::Suite {
         suite: &super::TLS13_AES_128_GCM_SHA256_SUITE,
