@@ -282,8 +282,14 @@ fn quinn_configs(c: &Contender, suite: CipherSuite) -> (quinn::ServerConfig, qui
         .and_then(|s| s.quic_suite())
         .expect("an Initial suite");
     let chosen = tls13(&base, suite).expect("suite");
+    // The Initial suite stays offered after the chosen one (rustls 0.23.48 and later
+    // refuse QUIC without it); both ends prefer the chosen one, so it carries the data.
+    let mut suites = vec![SupportedCipherSuite::Tls13(chosen)];
+    if suite != CipherSuite::TLS13_AES_128_GCM_SHA256 {
+        suites.push(SupportedCipherSuite::Tls13(initial.suite));
+    }
     let provider = Arc::new(CryptoProvider {
-        cipher_suites: vec![SupportedCipherSuite::Tls13(chosen)],
+        cipher_suites: suites,
         ..base
     });
     let key = rcgen::KeyPair::generate().expect("key");
