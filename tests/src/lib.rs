@@ -118,31 +118,12 @@ pub mod cavp {
     pub use crate::file_test::hex;
 }
 
-/// Where BoringSSL's AEAD vector files are (`tests/fetch-boringssl-vectors.sh` puts them
-/// in `target/boringssl-vectors`; `BORINGSSL_VECTORS_DIR` overrides).
+/// BoringSSL's AEAD vector files, fetched by `tests/fetch-boringssl-vectors.sh`.
 pub mod boringssl {
-    use std::path::PathBuf;
-
-    /// The text of BoringSSL's `file`, if fetched. Without it a test reports itself
-    /// skipped, unless `BORINGSSL_VECTORS_REQUIRED` is set (as CI sets it after fetching
-    /// the files): then this panics.
+    /// The text of BoringSSL's `file`, if fetched (see `file_test::boringssl_vectors`,
+    /// which skips or, where CI requires the files, panics).
     pub fn read(file: &str) -> Option<String> {
-        let dir = std::env::var_os("BORINGSSL_VECTORS_DIR").map_or_else(
-            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/boringssl-vectors"),
-            PathBuf::from,
-        );
-        let path = dir.join(file);
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            return Some(text);
-        }
-        assert!(
-            std::env::var_os("BORINGSSL_VECTORS_REQUIRED").is_none(),
-            "BORINGSSL_VECTORS_REQUIRED is set, but {} is missing: run `bash tests/fetch-boringssl-vectors.sh`",
-            path.display()
-        );
-        eprintln!(
-            "BoringSSL's {file} not found: test SKIPPED (`bash tests/fetch-boringssl-vectors.sh` fetches it)"
-        );
-        None
+        let path = crate::file_test::boringssl_vectors(file)?;
+        Some(std::fs::read_to_string(path).expect("a readable vector file"))
     }
 }

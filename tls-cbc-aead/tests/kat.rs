@@ -69,23 +69,7 @@ fn own(name: &str) -> PathBuf {
 
 /// BoringSSL's file `{name}_tests.txt`, if fetched (see the module doc).
 fn boringssl(name: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("BORINGSSL_VECTORS_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/boringssl-vectors"),
-        PathBuf::from,
-    );
-    let path = dir.join(format!("{name}_tests.txt"));
-    if path.is_file() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("BORINGSSL_VECTORS_REQUIRED").is_none(),
-        "BORINGSSL_VECTORS_REQUIRED is set, but {} is missing: run `bash tests/fetch-boringssl-vectors.sh`",
-        path.display()
-    );
-    eprintln!(
-        "BoringSSL's {name} vectors not found: test SKIPPED (`bash tests/fetch-boringssl-vectors.sh` fetches them)"
-    );
-    None
+    file_test::boringssl_vectors(&format!("{name}_tests.txt"))
 }
 
 /// Runs `seal` and `open` (each given a fresh cipher from the case's key) over the file

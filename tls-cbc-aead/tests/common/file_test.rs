@@ -100,3 +100,29 @@ pub fn hex(s: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits"))
         .collect()
 }
+
+/// Where BoringSSL's vector file `file` is, if fetched: `target/boringssl-vectors` at
+/// the workspace root (both crates that include this file sit one level below it), or
+/// `BORINGSSL_VECTORS_DIR`, where the workspace's `tests/fetch-boringssl-vectors.sh`
+/// puts them. Without it a test reports itself skipped, unless
+/// `BORINGSSL_VECTORS_REQUIRED` is set (as CI sets it after fetching them): then this
+/// panics.
+pub fn boringssl_vectors(file: &str) -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("BORINGSSL_VECTORS_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/boringssl-vectors"),
+        std::path::PathBuf::from,
+    );
+    let path = dir.join(file);
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("BORINGSSL_VECTORS_REQUIRED").is_none(),
+        "BORINGSSL_VECTORS_REQUIRED is set, but {} is missing: run `bash tests/fetch-boringssl-vectors.sh`",
+        path.display()
+    );
+    eprintln!(
+        "BoringSSL's {file} not found: test SKIPPED (`bash tests/fetch-boringssl-vectors.sh` fetches it)"
+    );
+    None
+}
