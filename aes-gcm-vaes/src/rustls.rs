@@ -579,7 +579,7 @@ mod tests {
         ];
         let kx_groups = std::vec![ring_provider::kx_group::SECP384R1];
         let base = CryptoProvider {
-            cipher_suites: base_suites.clone(),
+            cipher_suites: base_suites,
             kx_groups: kx_groups.clone(),
             ..provider()
         };

@@ -20,14 +20,9 @@ pub fn quic_provider(suite: Option<&str>) -> Result<CryptoProvider, String> {
         None => tls13.clone(),
         Some(_) => tls13.iter().copied().filter(named).collect(),
     };
-    if !chosen.is_empty() && chosen[0].suite() != CipherSuite::TLS13_AES_128_GCM_SHA256 {
-        chosen.extend(
-            tls13
-                .iter()
-                .copied()
-                .filter(|s| s.suite() == CipherSuite::TLS13_AES_128_GCM_SHA256),
-        );
-        chosen.dedup_by_key(|s| s.suite());
+    let initial = |s: &SupportedCipherSuite| s.suite() == CipherSuite::TLS13_AES_128_GCM_SHA256;
+    if !chosen.is_empty() && !chosen.iter().any(initial) {
+        chosen.extend(tls13.iter().copied().filter(initial));
     }
     if chosen.is_empty() {
         return Err(format!(
