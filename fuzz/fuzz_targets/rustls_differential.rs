@@ -125,6 +125,19 @@ fn open(
         .map(|plain| (plain.typ, plain.payload.to_vec()))
 }
 
+/// Asserts `a == b`, printing a short summary of each (a record can be 16 KiB).
+fn same<T: PartialEq + core::fmt::Debug>(a: &T, b: &T, what: &str) {
+    if a != b {
+        let brief = |x: &T| {
+            let s: Vec<char> = format!("{x:?}").chars().collect();
+            let head: String = s.iter().take(120).collect();
+            let tail: String = s[s.len().saturating_sub(60)..].iter().collect();
+            format!("{} chars of Debug: {head} .. {tail}", s.len())
+        };
+        panic!("{what}:\n  left:  {}\n  right: {}", brief(a), brief(b));
+    }
+}
+
 const CONTENT_TYPES: [ContentType; 5] = [
     ContentType::ApplicationData,
     ContentType::Handshake,
@@ -142,7 +155,12 @@ fn record_case(c: &mut Cursor<'_>, aes256: bool, tls12: bool) {
     if c.byte() & 1 == 0 {
         // Seal the same plaintext with both; open ours; tamper.
         let flip = c.u16();
-        let plain = c.take_upto(16384 + 300);
+        // Up to past rustls's 2^14-byte limit: the input's bytes, then a counting
+        // pattern, so that a short input can reach the longest records.
+        let len = c.below(16384 + 300 + 1);
+        let mut plain = c.take(len).to_vec();
+        plain.extend((plain.len()..len).map(|i| i as u8));
+        let plain = &plain[..];
         let version = if tls12 {
             ProtocolVersion::TLSv1_2
         } else {
@@ -158,7 +176,11 @@ fn record_case(c: &mut Cursor<'_>, aes256: bool, tls12: bool) {
                 .encrypt(msg, seq)
                 .map(|m| m.payload.as_ref().to_vec())
         });
-        assert_eq!(sealed[0], sealed[1], "{what}: seal differs from ring's");
+        same(
+            &sealed[0],
+            &sealed[1],
+            &format!("{what}: seal differs from ring's"),
+        );
         let Ok(record) = &sealed[1] else { return };
         assert_eq!(
             record.len(),
@@ -174,25 +196,41 @@ fn record_case(c: &mut Cursor<'_>, aes256: bool, tls12: bool) {
         };
         let opened: [_; 2] =
             core::array::from_fn(|i| open(pair.dec[i].as_mut(), outer, record, seq));
-        assert_eq!(opened[0], opened[1], "{what}: opened unlike ring");
-        // rustls refuses a protected ChangeCipherSpec in TLS 1.3 (RFC 8446 §5), after
-        // decryption, whoever decrypts.
-        if tls12 || typ != ContentType::ChangeCipherSpec {
-            assert_eq!(opened[1], Ok((typ, plain.to_vec())), "{what}: round trip");
-        }
+        same(
+            &opened[0],
+            &opened[1],
+            &format!("{what}: opened unlike ring"),
+        );
+        // After decryption, whoever decrypts, rustls refuses a plaintext over 2^14 bytes
+        // (RFC 8446 §5.2, RFC 5246 §6.2.1) and, in TLS 1.3, a protected ChangeCipherSpec.
+        let expected = if plain.len() > 16384 {
+            Err(Error::PeerSentOversizedRecord)
+        } else if !tls12 && typ == ContentType::ChangeCipherSpec {
+            Err(Error::PeerMisbehaved(
+                rustls::PeerMisbehaved::IllegalMiddleboxChangeCipherSpec,
+            ))
+        } else {
+            Ok((typ, plain.to_vec()))
+        };
+        same(&opened[1], &expected, &format!("{what}: round trip"));
         let mut bad = record.clone();
         let bit = usize::from(flip) % (bad.len() * 8);
         bad[bit / 8] ^= 1 << (bit % 8);
         let results: [_; 2] =
             core::array::from_fn(|i| open(pair.dec[i].as_mut(), outer, &bad, seq));
         assert!(results[1].is_err(), "{what}: bit {bit} flipped, opened");
-        assert_eq!(results[0], results[1], "{what}: bit {bit} flipped");
+        same(
+            &results[0],
+            &results[1],
+            &format!("{what}: bit {bit} flipped"),
+        );
     } else {
         // Bytes as they come.
         let record = c.rest();
         let results: [_; 2] =
             core::array::from_fn(|i| open(pair.dec[i].as_mut(), typ, record, seq));
-        assert_eq!(results[0], results[1], "{what}: {} raw bytes", record.len());
+        let n = record.len();
+        same(&results[0], &results[1], &format!("{what}: {n} raw bytes"));
     }
 }
 
@@ -253,7 +291,11 @@ fn quic_case(c: &mut Cursor<'_>, aes256: bool) {
             header[0] = (header[0] & !3) | (pn_len as u8 - 1);
             let payload = c.take_upto(1500);
             let sealed = [&ring, &mine].map(|k| protect(&k[0].local, pn, &header, pn_len, payload));
-            assert_eq!(sealed[0], sealed[1], "{what}: packet differs from ring's");
+            same(
+                &sealed[0],
+                &sealed[1],
+                &format!("{what}: packet differs from ring's"),
+            );
             let Ok(packet) = &sealed[1] else { return };
             let unprotect = |k: &DirectionalKeys, packet: &[u8]| -> Result<Vec<u8>, Error> {
                 let mut packet = packet.to_vec();
@@ -271,13 +313,17 @@ fn quic_case(c: &mut Cursor<'_>, aes256: bool) {
             };
             let opened = unprotect(&mine[1].remote, packet);
             let expected = [&header[..], payload].concat();
-            assert_eq!(opened, Ok(expected), "{what}: round trip");
+            same(&opened, &Ok(expected), &format!("{what}: round trip"));
             let mut bad = packet.clone();
             let bit = usize::from(flip) % (bad.len() * 8);
             bad[bit / 8] ^= 1 << (bit % 8);
             let results = [&ring, &mine].map(|k| unprotect(&k[1].remote, &bad));
             assert!(results[1].is_err(), "{what}: bit {bit} flipped, opened");
-            assert_eq!(results[0], results[1], "{what}: bit {bit} flipped");
+            same(
+                &results[0],
+                &results[1],
+                &format!("{what}: bit {bit} flipped"),
+            );
         }
         1 => {
             // A packet body as it comes.
@@ -291,7 +337,8 @@ fn quic_case(c: &mut Cursor<'_>, aes256: bool) {
                     .decrypt_in_place(pn, &header, &mut body)
                     .map(|p| p.to_vec())
             });
-            assert_eq!(results[0], results[1], "{what}: {} raw bytes", body.len());
+            let n = body.len();
+            same(&results[0], &results[1], &format!("{what}: {n} raw bytes"));
         }
         _ => {
             // Header protection of anything.
