@@ -2,16 +2,28 @@
 //! against rustls's ring provider on either end, AES-128 and AES-256, megabytes each way
 //! on one bidirectional stream, and a forced key update.
 //!
+//! Then against an independent QUIC stack in another process, aioquic
+//! (`tests/data/aioquic_peer.py`: Python, its own key schedule and header protection, AES
+//! from OpenSSL through pyca/cryptography): its client against our server and our client
+//! against its server, each suite forced on its side, streams echoed and compared, key updates
+//! from both sides. Without aioquic those cases say so and pass, unless
+//! `AIOQUIC_REQUIRED` is set, as CI sets it.
+//!
 //! A fallback to ring's packet protection must not pass unnoticed, so our side runs
 //! through a wrapper around the `quic` algorithm that `aes_gcm_vaes::rustls::provider()`
 //! puts in its suites (checked to be this crate's): it counts every packet it seals,
 //! opens, masks and unmasks, and the number of keys that sealed anything (one more per
 //! key update). The same wrapper, told to damage one header-protection bit, must make
-//! the handshake fail, against ring on the other end.
+//! the handshake fail, against ring and against aioquic on the other end.
 
-use std::sync::Arc;
+use std::io::{BufRead, BufReader, Read};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn::{ClientConfig, Endpoint, ServerConfig, TransportConfig};
@@ -286,6 +298,9 @@ impl End {
 struct Identity {
     cert: CertificateDer<'static>,
     key: PrivatePkcs8KeyDer<'static>,
+    /// The same, for a peer outside this process.
+    cert_pem: String,
+    key_pem: String,
 }
 
 fn identity() -> Identity {
@@ -297,8 +312,13 @@ fn identity() -> Identity {
     Identity {
         cert: cert.der().clone(),
         key: PrivatePkcs8KeyDer::from(key.serialize_der()),
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
     }
 }
+
+/// The application protocol both ends offer (aioquic requires one).
+const ALPN: &[u8] = b"aes-gcm-vaes-test";
 
 fn transport(idle: Duration) -> Arc<TransportConfig> {
     let mut t = TransportConfig::default();
@@ -317,7 +337,7 @@ fn server_with(
     id: &Identity,
     idle: Duration,
 ) -> Endpoint {
-    let tls = rustls::ServerConfig::builder_with_provider(provider)
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .unwrap()
         .with_no_client_auth()
@@ -326,6 +346,7 @@ fn server_with(
             PrivateKeyDer::Pkcs8(id.key.clone_key()),
         )
         .unwrap();
+    tls.alpn_protocols = vec![ALPN.to_vec()];
     let crypto = match initial {
         Some(initial) => QuicServerConfig::with_initial(Arc::new(tls), initial).unwrap(),
         None => QuicServerConfig::try_from(tls).unwrap(),
@@ -344,11 +365,12 @@ fn client_with(
 ) -> ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(id.cert.clone()).unwrap();
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .unwrap()
         .with_root_certificates(roots)
         .with_no_client_auth();
+    tls.alpn_protocols = vec![ALPN.to_vec()];
     let crypto = match initial {
         Some(initial) => QuicClientConfig::with_initial(Arc::new(tls), initial).unwrap(),
         None => QuicClientConfig::try_from(tls).unwrap(),
@@ -626,9 +648,16 @@ async fn sabotaged(our_client: bool, aes256: bool) {
             assert!(incoming.await.is_err(), "server handshake must fail");
         }
     });
+    handshake_times_out(&client, &id, idle, addr).await;
+    assert!(masked(&ours) > 0, "our end masked (and so damaged) packets");
+    accept.abort();
+}
+
+/// `client` connects to `addr` and its handshake must time out.
+async fn handshake_times_out(client: &End, id: &Identity, idle: Duration, addr: SocketAddr) {
     let client_ep = Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
     let r = client_ep
-        .connect_with(client_config(&client, &id, idle), addr, "localhost")
+        .connect_with(client_config(client, id, idle), addr, "localhost")
         .unwrap()
         .await;
     assert!(
@@ -636,10 +665,11 @@ async fn sabotaged(our_client: bool, aes256: bool) {
         "handshake must fail: {:?}",
         r.map(|_| ())
     );
-    // Our end did run: it masked (and so damaged) packets.
-    let masked = ours.counters.get(|c| &c.masks) + ours.initial_counters.get(|c| &c.masks);
-    assert!(masked > 0);
-    accept.abort();
+}
+
+/// Header masks applied by our end, over both suites.
+fn masked(end: &End) -> usize {
+    end.counters.get(|c| &c.masks) + end.initial_counters.get(|c| &c.masks)
 }
 
 #[tokio::test]
@@ -650,4 +680,315 @@ async fn sabotaged_header_protection_fails_the_handshake() {
         sabotaged(true, true),
         sabotaged(false, true),
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Against aioquic: an independent QUIC stack in another process
+
+/// `tests/data/aioquic_peer.py` as a child process: its stdout lines on a channel, read
+/// without blocking the runtime; killed when dropped.
+struct Aioquic {
+    child: Child,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Aioquic {
+    /// Whether `python3` has aioquic (PyPI's `aioquic`). Without it these tests say so
+    /// and pass, unless `AIOQUIC_REQUIRED` is set, as CI sets it after installing it.
+    fn installed() -> bool {
+        static FOUND: OnceLock<bool> = OnceLock::new();
+        let found = *FOUND.get_or_init(|| {
+            Command::new("python3")
+                .args(["-c", "import aioquic"])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        if !found {
+            assert!(
+                std::env::var_os("AIOQUIC_REQUIRED").is_none(),
+                "AIOQUIC_REQUIRED is set but python3 cannot import aioquic"
+            );
+            eprintln!("skipped: python3 cannot import aioquic (pip install aioquic)");
+        }
+        found
+    }
+
+    fn spawn(args: &[&str]) -> Self {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aioquic_peer.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run python3");
+        let (tx, lines) = channel();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let mut err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            sink.lock().unwrap().push_str(&s);
+        });
+        Aioquic {
+            child,
+            lines,
+            stderr,
+        }
+    }
+
+    /// The peer's next line of output, within a minute.
+    async fn next_line(&mut self, what: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match self.lines.try_recv() {
+                Ok(line) => return line,
+                Err(TryRecvError::Disconnected) => {
+                    let _ = self.child.wait(); // its stderr is then complete
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    panic!(
+                        "aioquic peer exited before its {what}; its stderr:\n{}",
+                        self.stderr.lock().unwrap()
+                    );
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+            assert!(Instant::now() < deadline, "no {what} from the aioquic peer");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for Aioquic {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `id`'s certificate and key as PEM files for the peer, in a directory of their own.
+fn pem_files(id: &Identity) -> (PathBuf, String, String) {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "aioquic-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, &id.cert_pem).unwrap();
+    std::fs::write(&key, &id.key_pem).unwrap();
+    let path = |p: PathBuf| p.to_str().unwrap().to_owned();
+    (dir, path(cert), path(key))
+}
+
+fn aioquic_suite(aes256: bool) -> &'static str {
+    if aes256 { "aes256" } else { "aes128" }
+}
+
+/// Stream sizes each way: one byte, one packet, many packets, and two of a megabyte.
+const ECHO_SIZES: [usize; 5] = [1, 1200, 100_000, MIB, MIB];
+
+/// Our server against aioquic's client: each stream echoed back once it has all
+/// arrived. Returns the bytes echoed and the connection's statistics.
+async fn echo_serve(conn: quinn::Connection) -> (usize, quinn::ConnectionStats) {
+    let mut echoed = 0;
+    while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+        let data = recv.read_to_end(4 * MIB).await.expect("server read");
+        send.write_all(&data).await.expect("server write");
+        send.finish().expect("server finish");
+        echoed += data.len();
+    }
+    (echoed, conn.stats())
+}
+
+/// Our client against aioquic's echo server: `data` up one new stream while its echo
+/// comes back, compared byte for byte.
+async fn echo_round(conn: &quinn::Connection, data: &[u8]) {
+    let (mut send, mut recv) = conn.open_bi().await.expect("stream");
+    let writer = async {
+        send.write_all(data).await.expect("client write");
+        send.finish().expect("client finish");
+    };
+    let reader = async { recv.read_to_end(data.len() + 1).await.expect("client read") };
+    let ((), got) = tokio::join!(writer, reader);
+    assert!(got == data, "the echo of {} bytes differs", data.len());
+}
+
+/// aioquic's client (one suite only, a key update requested after its first stream)
+/// against our server: every stream must come back intact, through our code.
+async fn aioquic_client_vs_our_server(aes256: bool) {
+    if !Aioquic::installed() {
+        return;
+    }
+    let id = identity();
+    let (dir, cert, _) = pem_files(&id);
+    let server = End::new(true, aes256);
+    let server_ep = server_endpoint(&server, &id, Duration::from_secs(20));
+    let port = server_ep.local_addr().unwrap().port().to_string();
+    let sizes = ECHO_SIZES.map(|n| n.to_string()).join(",");
+    let suite = aioquic_suite(aes256);
+    let mut peer = Aioquic::spawn(&[
+        "client",
+        "--suite",
+        suite,
+        "--cafile",
+        &cert,
+        "--port",
+        &port,
+        "--sizes",
+        &sizes,
+        "--key-update",
+    ]);
+    let incoming = tokio::time::timeout(Duration::from_secs(60), server_ep.accept())
+        .await
+        .expect("aioquic's client did not connect")
+        .expect("incoming");
+    let conn = incoming.await.expect("server handshake");
+    let (echoed, stats) = echo_serve(conn).await;
+    let total: usize = ECHO_SIZES.iter().sum();
+    assert_eq!(
+        peer.next_line("summary").await,
+        format!("DONE sent {total}")
+    );
+    assert_eq!(echoed, total);
+    check_counts(
+        &server,
+        &stats,
+        total,
+        &format!("our server, aioquic client, {suite}"),
+    );
+    // Initial, Handshake, 1-RTT, and new keys at least once (aioquic's update; quinn
+    // may make one of its own too).
+    assert!(sealing_keys(&server) >= 4, "a key update");
+    server_ep.wait_idle().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Our client against aioquic's echo server (one suite only, a key update of its own
+/// after 300 kB), with a key update of ours forced after the third stream.
+async fn our_client_vs_aioquic_server(aes256: bool) {
+    if !Aioquic::installed() {
+        return;
+    }
+    let id = identity();
+    let (dir, cert, key) = pem_files(&id);
+    let suite = aioquic_suite(aes256);
+    let mut peer = Aioquic::spawn(&[
+        "server",
+        "--suite",
+        suite,
+        "--cert",
+        &cert,
+        "--key",
+        &key,
+        "--key-update-after",
+        "300000",
+    ]);
+    let line = peer.next_line("port").await;
+    let port: u16 = line.strip_prefix("PORT ").unwrap().parse().unwrap();
+    let client = End::new(true, aes256);
+    let client_ep = Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
+    let conn = client_ep
+        .connect_with(
+            client_config(&client, &id, Duration::from_secs(20)),
+            (Ipv4Addr::LOCALHOST, port).into(),
+            "localhost",
+        )
+        .unwrap()
+        .await
+        .expect("client handshake");
+    for (i, &len) in ECHO_SIZES.iter().enumerate() {
+        echo_round(&conn, &pattern(len, i as u64)).await;
+        if i == 2 {
+            // As in `exchange`: quinn may defer a forced update, so retry until new
+            // keys seal a packet.
+            let before = sealing_keys(&client);
+            for _ in 0..100 {
+                conn.force_key_update();
+                echo_round(&conn, &pattern(100, 0)).await;
+                if sealing_keys(&client) > before {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert!(sealing_keys(&client) > before, "our key update");
+        }
+    }
+    conn.close(0u32.into(), b"done");
+    let stats = conn.stats();
+    client_ep.wait_idle().await;
+    let summary = peer.next_line("summary").await;
+    let echoed: usize = summary
+        .strip_prefix("DONE echoed ")
+        .and_then(|s| s.strip_suffix(" key_update 1"))
+        .unwrap_or_else(|| panic!("aioquic server: {summary}"))
+        .parse()
+        .unwrap();
+    assert!(echoed >= ECHO_SIZES.iter().sum::<usize>());
+    check_counts(
+        &client,
+        &stats,
+        echoed,
+        &format!("our client, aioquic server, {suite}"),
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn aes128_aioquic_client_our_server() {
+    aioquic_client_vs_our_server(false).await;
+}
+
+#[tokio::test]
+async fn aes256_aioquic_client_our_server() {
+    aioquic_client_vs_our_server(true).await;
+}
+
+#[tokio::test]
+async fn aes128_our_client_aioquic_server() {
+    our_client_vs_aioquic_server(false).await;
+}
+
+#[tokio::test]
+async fn aes256_our_client_aioquic_server() {
+    our_client_vs_aioquic_server(true).await;
+}
+
+/// The control: our client damaging one header-protection bit of every packet it
+/// masks; aioquic must open nothing, and the handshake must time out.
+#[tokio::test]
+async fn sabotaged_header_protection_fails_against_aioquic() {
+    if !Aioquic::installed() {
+        return;
+    }
+    for aes256 in [false, true] {
+        let id = identity();
+        let (dir, cert, key) = pem_files(&id);
+        let suite = aioquic_suite(aes256);
+        let mut peer =
+            Aioquic::spawn(&["server", "--suite", suite, "--cert", &cert, "--key", &key]);
+        let line = peer.next_line("port").await;
+        let port: u16 = line.strip_prefix("PORT ").unwrap().parse().unwrap();
+        let mut ours = End::new(true, aes256);
+        ours.sabotage = true;
+        let addr = (Ipv4Addr::LOCALHOST, port).into();
+        handshake_times_out(&ours, &id, Duration::from_millis(600), addr).await;
+        let masked = masked(&ours);
+        assert!(masked > 0, "our end masked (and so damaged) packets");
+        eprintln!("{suite}: aioquic refused our {masked} damaged packets");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
