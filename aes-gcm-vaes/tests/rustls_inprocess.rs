@@ -2,6 +2,7 @@
 //! provider on both ends and against rustls's stock ring provider on either end,
 //! 1 MiB each way; extracted traffic secrets agree; tampered records end in an alert.
 
+#[macro_use]
 mod rustls_support;
 
 use std::io::{Read, Write};
@@ -201,44 +202,19 @@ fn tampered(name: &str, client_ours: bool, server_ours: bool, flip_at_end: bool)
     assert_eq!(err, Error::AlertReceived(AlertDescription::BadRecordMac));
 }
 
-macro_rules! suite_tests {
-    ($($name:ident),* $(,)?) => {
-        $(
-            mod $name {
-                #[test]
-                fn ours_to_ours_1mib_each_way() {
-                    super::transfer(stringify!($name), true, true);
-                }
-
-                #[test]
-                fn our_client_ring_server_1mib_each_way() {
-                    super::transfer(stringify!($name), true, false);
-                }
-
-                #[test]
-                fn ring_client_our_server_1mib_each_way() {
-                    super::transfer(stringify!($name), false, true);
-                }
-
-                #[test]
-                fn tampered_record_gets_bad_record_mac_alert() {
-                    super::tampered(stringify!($name), true, true, false);
-                    super::tampered(stringify!($name), true, true, true);
-                    // Our decrypter on the receiving end of ring's records, and the reverse.
-                    super::tampered(stringify!($name), false, true, true);
-                    super::tampered(stringify!($name), true, false, true);
-                }
-            }
-        )*
-        #[test]
-        fn every_suite_is_tested() {
-            let tested = [$(stringify!($name)),*];
-            assert_eq!(tested, rustls_support::ALL_CASES);
+per_suite_tests!(
+    {
+        ours_to_ours_1mib_each_way => { transfer(true, true); }
+        our_client_ring_server_1mib_each_way => { transfer(true, false); }
+        ring_client_our_server_1mib_each_way => { transfer(false, true); }
+        // Our decrypter on the receiving end of ring's records (third), and the reverse.
+        tampered_record_gets_bad_record_mac_alert => {
+            tampered(true, true, false);
+            tampered(true, true, true);
+            tampered(false, true, true);
+            tampered(true, false, true);
         }
-    };
-}
-
-suite_tests!(
+    }
     tls13_aes_128_gcm_sha256,
     tls13_aes_256_gcm_sha384,
     ecdhe_ecdsa_aes_128_gcm_sha256,

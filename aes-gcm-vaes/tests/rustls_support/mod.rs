@@ -1,7 +1,37 @@
 //! Shared pieces of the rustls integration tests: the suite table, certificates made at
 //! test time, and client/server configurations pinned to one suite on either our
-//! provider or rustls's stock ring provider.
+//! provider or rustls's stock ring provider; in `peer`, another stack's tools as the
+//! other end.
 #![allow(dead_code)] // each test crate uses a different part of this module
+
+pub mod peer;
+
+/// The per-suite tests of a test crate: a module named after each suite (the six of
+/// [`ALL_CASES`], checked by one more test), holding a `#[test]` for each
+/// `name => { f(args); ... }` line that calls the crate's functions with the suite's
+/// name first.
+#[allow(unused_macros)] // not every test crate has per-suite tests
+macro_rules! per_suite_tests {
+    ($tests:tt $($suite:ident),* $(,)?) => {
+        $( per_suite_tests!(@suite $suite $tests); )*
+
+        #[test]
+        fn every_suite_is_tested() {
+            let tested = [$(stringify!($suite)),*];
+            assert_eq!(tested, rustls_support::ALL_CASES);
+        }
+    };
+    (@suite $suite:ident { $($test:ident => { $($run:ident($($arg:expr),*);)+ })* }) => {
+        mod $suite {
+            $(
+                #[test]
+                fn $test() {
+                    $( super::$run(stringify!($suite) $(, $arg)*); )+
+                }
+            )*
+        }
+    };
+}
 
 use std::sync::Arc;
 
@@ -20,7 +50,7 @@ pub enum KeyKind {
     Rsa,
 }
 
-/// One of the six suites: ours, ring's twin, and how OpenSSL is told to use it.
+/// One of the six suites: ours, ring's twin, and how OpenSSL and GnuTLS are told to use it.
 #[derive(Clone, Copy)]
 pub struct Case {
     pub ours: SupportedCipherSuite,
@@ -42,6 +72,21 @@ impl Case {
         } else {
             ["-tls1_2", "-cipher", self.openssl_name]
         }
+    }
+
+    /// A GnuTLS priority string allowing this suite and its protocol version only.
+    pub fn gnutls_priority(&self) -> String {
+        let cipher = if self.aes256() {
+            "+AES-256-GCM"
+        } else {
+            "+AES-128-GCM"
+        };
+        let version_and_kx = match (self.tls13, self.key) {
+            (true, _) => "+VERS-TLS1.3",
+            (false, KeyKind::Ecdsa) => "+VERS-TLS1.2:+ECDHE-ECDSA",
+            (false, KeyKind::Rsa) => "+VERS-TLS1.2:+ECDHE-RSA",
+        };
+        format!("NONE:{version_and_kx}:{cipher}:+AEAD:+GROUP-ALL:+SIGN-ALL:+COMP-NULL")
     }
 
     pub fn aes256(&self) -> bool {
