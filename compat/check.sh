@@ -11,6 +11,10 @@
 #       pkcs5 0.8.1   (aes-gcm 0.11; builds AesGcm over aes::Aes128Enc in code generic
 #                      over the cipher: compiles only if the facade takes any cipher)
 #       cookie 0.18.2 (aes-gcm 0.10; private jars, incl. cookies sealed by ring)
+#       ssh-key 0.6.7 (aes-gcm 0.10 through ssh-cipher 0.2; decrypts private keys that
+#                      OpenSSH encrypted with aes128-gcm@openssh.com and
+#                      aes256-gcm@openssh.com, and encrypts new ones)
+#       ssh-cipher 0.3.0 (aes-gcm 0.11; its ciphers' round trip, the GCM ones included)
 #  3. A tree with both majors (the helper crate below, which depends on both) takes one
 #     patch entry per major, as the README says, and builds.
 #  4. The facades are formatted and lint-clean.
@@ -48,6 +52,8 @@ aes-gcm-010 = { package = "aes-gcm", version = "=0.10.3", default-features = fal
 sframe = { version = "=2.1.0", default-features = false }
 pkcs5 = { version = "=0.8.1", default-features = false }
 cookie = { version = "=0.18.2", default-features = false }
+ssh-key = { version = "=0.6.7", default-features = false }
+ssh-cipher = { version = "=0.3.0", default-features = false }
 EOF
 cargo metadata --quiet --format-version 1 --manifest-path "$stage/fetch/Cargo.toml" \
     >"$stage/metadata.json"
@@ -117,6 +123,8 @@ crate_tests() {
 crate_tests sframe 2.1.0 0.11 --no-default-features --features rust-crypto
 crate_tests pkcs5 0.8.1 0.11 --features pbes2,alloc
 crate_tests cookie 0.18.2 0.10 --features secure,percent-encode
+crate_tests ssh-key 0.6.7 0.10 --features encryption,getrandom
+crate_tests ssh-cipher 0.3.0 0.11 --features aes
 
 say "one tree with both majors: two patch entries, both resolve to the facades"
 both=(--config "patch.crates-io.aes-gcm.path=\"$root/compat/aes-gcm-0.11\""
