@@ -166,80 +166,42 @@ macro_rules! run_implicit {
     }};
 }
 
-#[test]
-fn aes_128_cbc_sha1() {
-    run_explicit!(Aes128CbcSha1, own("aes_128_cbc_sha1"));
-}
-#[test]
-fn aes_256_cbc_sha1() {
-    run_explicit!(Aes256CbcSha1, own("aes_256_cbc_sha1"));
-}
-#[test]
-fn aes_128_cbc_sha256() {
-    run_explicit!(Aes128CbcSha256, own("aes_128_cbc_sha256"));
-}
-#[test]
-fn aes_256_cbc_sha256() {
-    run_explicit!(Aes256CbcSha256, own("aes_256_cbc_sha256"));
-}
-#[test]
-fn aes_256_cbc_sha384() {
-    run_explicit!(Aes256CbcSha384, own("aes_256_cbc_sha384"));
-}
-#[test]
-fn des_ede3_cbc_sha1() {
-    run_explicit!(DesEde3CbcSha1, own("des_ede3_cbc_sha1"));
-}
-#[test]
-fn aes_128_cbc_sha1_implicit_iv() {
-    run_implicit!(Aes128CbcSha1ImplicitIv, own("aes_128_cbc_sha1_implicit_iv"));
-}
-#[test]
-fn aes_256_cbc_sha1_implicit_iv() {
-    run_implicit!(Aes256CbcSha1ImplicitIv, own("aes_256_cbc_sha1_implicit_iv"));
-}
-#[test]
-fn des_ede3_cbc_sha1_implicit_iv() {
-    run_implicit!(
-        DesEde3CbcSha1ImplicitIv,
-        own("des_ede3_cbc_sha1_implicit_iv")
-    );
+/// A `#[test]` per line: a file through `run_explicit!` or `run_implicit!` for a type.
+/// Our files are always there; BoringSSL's only once fetched (`boringssl` says).
+macro_rules! kat_tests {
+    ($($test:ident: $run:ident!($ty:ty, $file:expr);)*) => {$(
+        #[test]
+        fn $test() {
+            let file: Option<PathBuf> = $file.into();
+            if let Some(path) = file {
+                $run!($ty, path);
+            }
+        }
+    )*};
 }
 
 // BoringSSL's vectors: its file names say `tls` and end in `_tests.txt`.
-#[test]
-fn boringssl_aes_128_cbc_sha1() {
-    if let Some(path) = boringssl("aes_128_cbc_sha1_tls") {
-        run_explicit!(Aes128CbcSha1, path);
-    }
-}
-#[test]
-fn boringssl_aes_256_cbc_sha1() {
-    if let Some(path) = boringssl("aes_256_cbc_sha1_tls") {
-        run_explicit!(Aes256CbcSha1, path);
-    }
-}
-#[test]
-fn boringssl_des_ede3_cbc_sha1() {
-    if let Some(path) = boringssl("des_ede3_cbc_sha1_tls") {
-        run_explicit!(DesEde3CbcSha1, path);
-    }
-}
-#[test]
-fn boringssl_aes_128_cbc_sha1_implicit_iv() {
-    if let Some(path) = boringssl("aes_128_cbc_sha1_tls_implicit_iv") {
-        run_implicit!(Aes128CbcSha1ImplicitIv, path);
-    }
-}
-#[test]
-fn boringssl_aes_256_cbc_sha1_implicit_iv() {
-    if let Some(path) = boringssl("aes_256_cbc_sha1_tls_implicit_iv") {
-        run_implicit!(Aes256CbcSha1ImplicitIv, path);
-    }
-}
-#[test]
-fn boringssl_des_ede3_cbc_sha1_implicit_iv() {
-    if let Some(path) = boringssl("des_ede3_cbc_sha1_tls_implicit_iv") {
-        run_implicit!(DesEde3CbcSha1ImplicitIv, path);
-    }
+kat_tests! {
+    aes_128_cbc_sha1: run_explicit!(Aes128CbcSha1, own("aes_128_cbc_sha1"));
+    aes_256_cbc_sha1: run_explicit!(Aes256CbcSha1, own("aes_256_cbc_sha1"));
+    aes_128_cbc_sha256: run_explicit!(Aes128CbcSha256, own("aes_128_cbc_sha256"));
+    aes_256_cbc_sha256: run_explicit!(Aes256CbcSha256, own("aes_256_cbc_sha256"));
+    aes_256_cbc_sha384: run_explicit!(Aes256CbcSha384, own("aes_256_cbc_sha384"));
+    des_ede3_cbc_sha1: run_explicit!(DesEde3CbcSha1, own("des_ede3_cbc_sha1"));
+    aes_128_cbc_sha1_implicit_iv:
+        run_implicit!(Aes128CbcSha1ImplicitIv, own("aes_128_cbc_sha1_implicit_iv"));
+    aes_256_cbc_sha1_implicit_iv:
+        run_implicit!(Aes256CbcSha1ImplicitIv, own("aes_256_cbc_sha1_implicit_iv"));
+    des_ede3_cbc_sha1_implicit_iv:
+        run_implicit!(DesEde3CbcSha1ImplicitIv, own("des_ede3_cbc_sha1_implicit_iv"));
+    boringssl_aes_128_cbc_sha1: run_explicit!(Aes128CbcSha1, boringssl("aes_128_cbc_sha1_tls"));
+    boringssl_aes_256_cbc_sha1: run_explicit!(Aes256CbcSha1, boringssl("aes_256_cbc_sha1_tls"));
+    boringssl_des_ede3_cbc_sha1:
+        run_explicit!(DesEde3CbcSha1, boringssl("des_ede3_cbc_sha1_tls"));
+    boringssl_aes_128_cbc_sha1_implicit_iv:
+        run_implicit!(Aes128CbcSha1ImplicitIv, boringssl("aes_128_cbc_sha1_tls_implicit_iv"));
+    boringssl_aes_256_cbc_sha1_implicit_iv:
+        run_implicit!(Aes256CbcSha1ImplicitIv, boringssl("aes_256_cbc_sha1_tls_implicit_iv"));
+    boringssl_des_ede3_cbc_sha1_implicit_iv:
+        run_implicit!(DesEde3CbcSha1ImplicitIv, boringssl("des_ede3_cbc_sha1_tls_implicit_iv"));
 }
