@@ -75,26 +75,17 @@ pub mod file_test;
 pub mod cavp {
     use std::path::PathBuf;
 
-    /// The directory, if all of `files` are in it. Without them a test reports itself
-    /// skipped, unless `CAVP_REQUIRED` is set (as CI sets it after fetching them): then
-    /// this panics.
+    /// NIST's CAVP files, which `tests/fetch-cavp.sh` puts in `target/cavp`.
+    const CAVP: crate::file_test::Fetched = crate::file_test::Fetched {
+        dir_var: "CAVP_DIR",
+        default_dir: "cavp",
+        required_var: "CAVP_REQUIRED",
+        script: "tests/fetch-cavp.sh",
+    };
+
+    /// The directory, if all of `files` are in it; see [`crate::file_test::Fetched`].
     pub fn dir(files: &[&str], what: &str) -> Option<PathBuf> {
-        let dir = std::env::var_os("CAVP_DIR").map_or_else(
-            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/cavp"),
-            PathBuf::from,
-        );
-        if files.iter().all(|f| dir.join(f).is_file()) {
-            return Some(dir);
-        }
-        assert!(
-            std::env::var_os("CAVP_REQUIRED").is_none(),
-            "CAVP_REQUIRED is set, but the CAVP {what} files are missing from {}: run `bash tests/fetch-cavp.sh`",
-            dir.display()
-        );
-        eprintln!(
-            "CAVP {what} files not found: test SKIPPED (`bash tests/fetch-cavp.sh` fetches them)"
-        );
-        None
+        CAVP.dir(files, &format!("the CAVP {what} files"))
     }
 
     /// Prints one file's line for one back end (`{file} on {backend}: {what}, n failures`,

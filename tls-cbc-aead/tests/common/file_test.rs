@@ -101,28 +101,64 @@ pub fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// Where BoringSSL's vector file `file` is, if fetched: `target/boringssl-vectors` at
-/// the workspace root (both crates that include this file sit one level below it), or
-/// `BORINGSSL_VECTORS_DIR`, where the workspace's `tests/fetch-boringssl-vectors.sh`
-/// puts them. Without it a test reports itself skipped, unless
-/// `BORINGSSL_VECTORS_REQUIRED` is set (as CI sets it after fetching them): then this
-/// panics.
-pub fn boringssl_vectors(file: &str) -> Option<std::path::PathBuf> {
-    let dir = std::env::var_os("BORINGSSL_VECTORS_DIR").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/boringssl-vectors"),
-        std::path::PathBuf::from,
-    );
-    let path = dir.join(file);
-    if path.is_file() {
-        return Some(path);
+/// Vector files that a script of the workspace fetches (they are not committed), and the
+/// environment variables that say where they are and whether a test may go without.
+#[derive(Debug)]
+pub struct Fetched {
+    /// Names the directory, if not `target/<default_dir>` at the workspace root (both
+    /// crates that include this file sit one level below it).
+    pub dir_var: &'static str,
+    pub default_dir: &'static str,
+    /// Set (as CI sets it after fetching), a missing file fails the test.
+    pub required_var: &'static str,
+    /// The workspace's script that fetches them.
+    pub script: &'static str,
+}
+
+impl Fetched {
+    /// The directory, if all of `files` are in it. Without them a test reports itself
+    /// skipped, unless `required_var` is set: then this panics.
+    pub fn dir(&self, files: &[&str], what: &str) -> Option<std::path::PathBuf> {
+        let dir = std::env::var_os(self.dir_var).map_or_else(
+            || {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../target")
+                    .join(self.default_dir)
+            },
+            std::path::PathBuf::from,
+        );
+        if files.iter().all(|f| dir.join(f).is_file()) {
+            return Some(dir);
+        }
+        assert!(
+            std::env::var_os(self.required_var).is_none(),
+            "{} is set, but {what} not in {}: run `bash {}`",
+            self.required_var,
+            dir.display(),
+            self.script
+        );
+        eprintln!(
+            "{what} not found: test SKIPPED (`bash {}` fetches the files)",
+            self.script
+        );
+        None
     }
-    assert!(
-        std::env::var_os("BORINGSSL_VECTORS_REQUIRED").is_none(),
-        "BORINGSSL_VECTORS_REQUIRED is set, but {} is missing: run `bash tests/fetch-boringssl-vectors.sh`",
-        path.display()
-    );
-    eprintln!(
-        "BoringSSL's {file} not found: test SKIPPED (`bash tests/fetch-boringssl-vectors.sh` fetches it)"
-    );
-    None
+}
+
+/// BoringSSL's vector files (`crypto/cipher/test/`), which the workspace's
+/// `tests/fetch-boringssl-vectors.sh` puts in `target/boringssl-vectors`.
+pub const BORINGSSL: Fetched = Fetched {
+    dir_var: "BORINGSSL_VECTORS_DIR",
+    default_dir: "boringssl-vectors",
+    required_var: "BORINGSSL_VECTORS_REQUIRED",
+    script: "tests/fetch-boringssl-vectors.sh",
+};
+
+/// Where BoringSSL's vector file `file` is, if fetched (see [`BORINGSSL`]).
+pub fn boringssl_vectors(file: &str) -> Option<std::path::PathBuf> {
+    Some(
+        BORINGSSL
+            .dir(&[file], &format!("BoringSSL's {file}"))?
+            .join(file),
+    )
 }
