@@ -20,7 +20,7 @@ use aes_gcm_vaes::rustls::{self as ours, quic as our_quic};
 use hardening_fuzz::Cursor;
 use libfuzzer_sys::fuzz_target;
 use rustls::crypto::cipher::{
-    InboundOpaqueMessage, MessageDecrypter, MessageEncrypter, OutboundPlainMessage,
+    InboundOpaqueMessage, Iv, MessageDecrypter, MessageEncrypter, OutboundPlainMessage,
     Tls12AeadAlgorithm,
 };
 use rustls::crypto::ring::cipher_suite as ring_suites;
@@ -98,7 +98,7 @@ fn records(aes256: bool, tls12: bool, secret: &[u8]) -> RecordPair {
             dec: [ring.decrypter(key(), salt), mine.decrypter(key(), salt)],
         }
     } else {
-        let iv = || rustls::internal::derive_traffic_iv(expander.as_ref());
+        let iv = || Iv::copy(iv.as_ref());
         RecordPair {
             enc: [
                 ring13.aead_alg.encrypter(key(), iv()),
