@@ -334,8 +334,9 @@ pub enum Forward {
     /// As sealed.
     Faithfully,
     /// The first application-data record to the server with the last bit of its last
-    /// byte flipped (the padding length, or a byte of it): the control that shows the
-    /// server checks what this crate seals, and that the test sees a rejection.
+    /// byte flipped (its last block then decrypts to other bytes: the padding, and the
+    /// MAC where it reaches that block): the control that shows the server checks what
+    /// this crate seals, and that the test sees a rejection.
     CorruptingFirstDataToServer,
 }
 
