@@ -336,7 +336,10 @@ fn key_holders_zeroize_on_drop() {
     fn zeroizes<T: zeroize::ZeroizeOnDrop>() {}
     zeroizes::<Aes128CbcSha1>();
     zeroizes::<Aes256CbcSha384>();
-    zeroizes::<DesEde3CbcSha1>();
     zeroizes::<Aes128CbcSha1ImplicitIv>();
-    zeroizes::<DesEde3CbcSha1ImplicitIv>();
+    #[cfg(feature = "des")]
+    {
+        zeroizes::<DesEde3CbcSha1>();
+        zeroizes::<DesEde3CbcSha1ImplicitIv>();
+    }
 }

@@ -205,10 +205,13 @@ mod suites {
     suite_test!(tls12_aes128_sha256, "+ECDHE-RSA:+AES-128-CBC:+SHA256", 0xc027, Tls12, Sha256, 32, 16, 16, Aes128CbcSha256, explicit);
     suite_test!(tls12_aes256_sha256, "+RSA:+AES-256-CBC:+SHA256", 0x003d, Tls12, Sha256, 32, 32, 16, Aes256CbcSha256, explicit);
     suite_test!(tls12_aes256_sha384, "+ECDHE-RSA:+AES-256-CBC:+SHA384", 0xc028, Tls12, Sha384, 48, 32, 16, Aes256CbcSha384, explicit);
+    #[cfg(feature = "des")]
     suite_test!(tls12_3des_sha1, "+ECDHE-RSA:+3DES-CBC:+SHA1", 0xc012, Tls12, Sha256, 20, 24, 8, DesEde3CbcSha1, explicit);
     suite_test!(tls11_aes128_sha1, "+ECDHE-RSA:+AES-128-CBC:+SHA1", 0xc013, Tls11, Md5Sha1, 20, 16, 16, Aes128CbcSha1, explicit);
+    #[cfg(feature = "des")]
     suite_test!(tls11_3des_sha1, "+RSA:+3DES-CBC:+SHA1", 0x000a, Tls11, Md5Sha1, 20, 24, 8, DesEde3CbcSha1, explicit);
     suite_test!(tls10_aes128_sha1, "+ECDHE-RSA:+AES-128-CBC:+SHA1", 0xc013, Tls10, Md5Sha1, 20, 16, 16, Aes128CbcSha1ImplicitIv, implicit);
     suite_test!(tls10_aes256_sha1, "+ECDHE-RSA:+AES-256-CBC:+SHA1", 0xc014, Tls10, Md5Sha1, 20, 32, 16, Aes256CbcSha1ImplicitIv, implicit);
+    #[cfg(feature = "des")]
     suite_test!(tls10_3des_sha1, "+ECDHE-RSA:+3DES-CBC:+SHA1", 0xc012, Tls10, Md5Sha1, 20, 24, 8, DesEde3CbcSha1ImplicitIv, implicit);
 }

@@ -77,4 +77,5 @@ macro_rules! chaining_test {
 
 chaining_test!(aes128_sha1, Aes128CbcSha1ImplicitIv, Cipher::Aes128, 11);
 chaining_test!(aes256_sha1, Aes256CbcSha1ImplicitIv, Cipher::Aes256, 12);
+#[cfg(feature = "des")]
 chaining_test!(tdes_sha1, DesEde3CbcSha1ImplicitIv, Cipher::Tdes, 13);

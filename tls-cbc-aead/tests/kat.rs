@@ -169,7 +169,8 @@ macro_rules! run_implicit {
 /// A `#[test]` per line: a file through `run_explicit!` or `run_implicit!` for a type.
 /// Our files are always there; BoringSSL's only once fetched (`boringssl` says).
 macro_rules! kat_tests {
-    ($($test:ident: $run:ident!($ty:ty, $file:expr);)*) => {$(
+    ($($(#[$attr:meta])* $test:ident: $run:ident!($ty:ty, $file:expr);)*) => {$(
+        $(#[$attr])*
         #[test]
         fn $test() {
             let file: Option<PathBuf> = $file.into();
@@ -187,21 +188,25 @@ kat_tests! {
     aes_128_cbc_sha256: run_explicit!(Aes128CbcSha256, own("aes_128_cbc_sha256"));
     aes_256_cbc_sha256: run_explicit!(Aes256CbcSha256, own("aes_256_cbc_sha256"));
     aes_256_cbc_sha384: run_explicit!(Aes256CbcSha384, own("aes_256_cbc_sha384"));
+    #[cfg(feature = "des")]
     des_ede3_cbc_sha1: run_explicit!(DesEde3CbcSha1, own("des_ede3_cbc_sha1"));
     aes_128_cbc_sha1_implicit_iv:
         run_implicit!(Aes128CbcSha1ImplicitIv, own("aes_128_cbc_sha1_implicit_iv"));
     aes_256_cbc_sha1_implicit_iv:
         run_implicit!(Aes256CbcSha1ImplicitIv, own("aes_256_cbc_sha1_implicit_iv"));
+    #[cfg(feature = "des")]
     des_ede3_cbc_sha1_implicit_iv:
         run_implicit!(DesEde3CbcSha1ImplicitIv, own("des_ede3_cbc_sha1_implicit_iv"));
     boringssl_aes_128_cbc_sha1: run_explicit!(Aes128CbcSha1, boringssl("aes_128_cbc_sha1_tls"));
     boringssl_aes_256_cbc_sha1: run_explicit!(Aes256CbcSha1, boringssl("aes_256_cbc_sha1_tls"));
+    #[cfg(feature = "des")]
     boringssl_des_ede3_cbc_sha1:
         run_explicit!(DesEde3CbcSha1, boringssl("des_ede3_cbc_sha1_tls"));
     boringssl_aes_128_cbc_sha1_implicit_iv:
         run_implicit!(Aes128CbcSha1ImplicitIv, boringssl("aes_128_cbc_sha1_tls_implicit_iv"));
     boringssl_aes_256_cbc_sha1_implicit_iv:
         run_implicit!(Aes256CbcSha1ImplicitIv, boringssl("aes_256_cbc_sha1_tls_implicit_iv"));
+    #[cfg(feature = "des")]
     boringssl_des_ede3_cbc_sha1_implicit_iv:
         run_implicit!(DesEde3CbcSha1ImplicitIv, boringssl("des_ede3_cbc_sha1_tls_implicit_iv"));
 }

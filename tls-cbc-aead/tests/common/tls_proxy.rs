@@ -116,11 +116,9 @@ macro_rules! implicit_cipher {
         }
     )*};
 }
-implicit_cipher!(
-    Aes128CbcSha1ImplicitIv,
-    Aes256CbcSha1ImplicitIv,
-    DesEde3CbcSha1ImplicitIv
-);
+implicit_cipher!(Aes128CbcSha1ImplicitIv, Aes256CbcSha1ImplicitIv);
+#[cfg(feature = "des")]
+implicit_cipher!(DesEde3CbcSha1ImplicitIv);
 
 /// TLS 1.0: each record's IV is the last ciphertext block of the one before, so the
 /// opener follows the peer's records and the sealer our own (they part at the first
