@@ -22,6 +22,11 @@ for c in "${crates[@]}"; do
     tar -xzf "target/package/$c-$version.crate" -C "$stage"
 done
 export CARGO_TARGET_DIR="$root/target/packaged"
+# The packaged tests look for BoringSSL's vector files beside their own directory; point
+# them at the workspace's copy (CI fetches it and requires it: BORINGSSL_VECTORS_REQUIRED).
+if [ -d "$root/target/boringssl-vectors" ]; then
+    export BORINGSSL_VECTORS_DIR="$root/target/boringssl-vectors"
+fi
 config=(--config "patch.crates-io.gcm-core.path=\"$stage/gcm-core-$version\""
     # As the workspace builds its tests: the reference crates optimised.
     --config 'profile.dev.package."*".opt-level=2')
