@@ -16,26 +16,22 @@
 //! key update). The same wrapper, told to damage one header-protection bit, must make
 //! the handshake fail, against ring and against aioquic on the other end.
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::mpsc::{Receiver, TryRecvError, channel};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn::{ClientConfig, Endpoint, ServerConfig, TransportConfig};
 use rustls::crypto::cipher::{AeadKey, Iv};
 use rustls::crypto::{CryptoProvider, ring};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::quic::{self as rq, Suite, Tag};
 use rustls::{CipherSuite, CipherSuiteCommon, Error, SupportedCipherSuite, Tls13CipherSuite};
 
 mod rustls_support;
 
-use rustls_support::pattern;
+use rustls_support::peer::{Peer, TempDir, cert_files, tools_present};
+use rustls_support::{Identity, KeyKind, pattern};
 
 const MIB: usize = 1 << 20;
 
@@ -295,26 +291,9 @@ impl End {
     }
 }
 
-struct Identity {
-    cert: CertificateDer<'static>,
-    key: PrivatePkcs8KeyDer<'static>,
-    /// The same, for a peer outside this process.
-    cert_pem: String,
-    key_pem: String,
-}
-
+/// A fresh ECDSA certificate for `localhost`, as the rustls tests make.
 fn identity() -> Identity {
-    let key = rcgen::KeyPair::generate().expect("key");
-    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
-        .expect("params")
-        .self_signed(&key)
-        .expect("certificate");
-    Identity {
-        cert: cert.der().clone(),
-        key: PrivatePkcs8KeyDer::from(key.serialize_der()),
-        cert_pem: cert.pem(),
-        key_pem: key.serialize_pem(),
-    }
+    rustls_support::identity(KeyKind::Ecdsa)
 }
 
 /// The application protocol both ends offer (aioquic requires one).
@@ -341,10 +320,7 @@ fn server_with(
         .with_protocol_versions(&[&rustls::version::TLS13])
         .unwrap()
         .with_no_client_auth()
-        .with_single_cert(
-            vec![id.cert.clone()],
-            PrivateKeyDer::Pkcs8(id.key.clone_key()),
-        )
+        .with_single_cert(vec![id.cert_der.clone()], id.key_der())
         .unwrap();
     tls.alpn_protocols = vec![ALPN.to_vec()];
     let crypto = match initial {
@@ -364,7 +340,7 @@ fn client_with(
     idle: Duration,
 ) -> ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(id.cert.clone()).unwrap();
+    roots.add(id.cert_der.clone()).unwrap();
     let mut tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .unwrap()
@@ -685,113 +661,44 @@ async fn sabotaged_header_protection_fails_the_handshake() {
 // ---------------------------------------------------------------------------------------
 // Against aioquic: an independent QUIC stack in another process
 
-/// `tests/data/aioquic_peer.py` as a child process: its stdout lines on a channel, read
-/// without blocking the runtime; killed when dropped.
-struct Aioquic {
-    child: Child,
-    lines: Receiver<String>,
-    stderr: Arc<Mutex<String>>,
+/// Whether `python3` has aioquic (PyPI's `aioquic`). Without it these tests say so and
+/// pass, unless `AIOQUIC_REQUIRED` is set, as CI sets it after installing it.
+fn aioquic_installed() -> bool {
+    tools_present(
+        &[&["python3", "-c", "import aioquic"]],
+        "AIOQUIC_REQUIRED",
+        "python3 cannot import aioquic (pip install aioquic)",
+    )
 }
 
-impl Aioquic {
-    /// Whether `python3` has aioquic (PyPI's `aioquic`). Without it these tests say so
-    /// and pass, unless `AIOQUIC_REQUIRED` is set, as CI sets it after installing it.
-    fn installed() -> bool {
-        static FOUND: OnceLock<bool> = OnceLock::new();
-        let found = *FOUND.get_or_init(|| {
-            Command::new("python3")
-                .args(["-c", "import aioquic"])
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        });
-        if !found {
-            assert!(
-                std::env::var_os("AIOQUIC_REQUIRED").is_none(),
-                "AIOQUIC_REQUIRED is set but python3 cannot import aioquic"
-            );
-            eprintln!("skipped: python3 cannot import aioquic (pip install aioquic)");
-        }
-        found
-    }
+/// `tests/data/aioquic_peer.py` as a child process.
+fn aioquic(args: &[&str]) -> Peer {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aioquic_peer.py");
+    Peer::spawn("python3", &[&[script], args].concat())
+}
 
-    fn spawn(args: &[&str]) -> Self {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aioquic_peer.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run python3");
-        let (tx, lines) = channel();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        std::thread::spawn(move || {
-            for line in out.lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let sink = stderr.clone();
-        let mut err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            sink.lock().unwrap().push_str(&s);
-        });
-        Aioquic {
-            child,
-            lines,
-            stderr,
+/// The peer's next line of output, within a minute, awaited without blocking the runtime.
+async fn next_line(peer: &mut Peer, what: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(line) = peer.try_line(what) {
+            return line;
         }
-    }
-
-    /// The peer's next line of output, within a minute.
-    async fn next_line(&mut self, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            match self.lines.try_recv() {
-                Ok(line) => return line,
-                Err(TryRecvError::Disconnected) => {
-                    let _ = self.child.wait(); // its stderr is then complete
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    panic!(
-                        "aioquic peer exited before its {what}; its stderr:\n{}",
-                        self.stderr.lock().unwrap()
-                    );
-                }
-                Err(TryRecvError::Empty) => {}
-            }
-            assert!(Instant::now() < deadline, "no {what} from the aioquic peer");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        assert!(
+            Instant::now() < deadline,
+            "no {what} from the aioquic peer\n{}",
+            peer.diagnostics()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
-impl Drop for Aioquic {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `id`'s certificate and key as PEM files for the peer, in a directory of their own.
-fn pem_files(id: &Identity) -> (PathBuf, String, String) {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "aioquic-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    std::fs::write(&cert, &id.cert_pem).unwrap();
-    std::fs::write(&key, &id.key_pem).unwrap();
-    let path = |p: PathBuf| p.to_str().unwrap().to_owned();
-    (dir, path(cert), path(key))
+/// `id`'s certificate and key as PEM files for the peer, in a directory removed
+/// afterwards.
+fn pem_files(id: &Identity) -> (TempDir, String, String) {
+    let dir = TempDir::new("aioquic");
+    let (cert, key) = cert_files(&dir, id);
+    (dir, cert, key)
 }
 
 fn aioquic_suite(aes256: bool) -> &'static str {
@@ -830,17 +737,17 @@ async fn echo_round(conn: &quinn::Connection, data: &[u8]) {
 /// aioquic's client (one suite only, a key update requested after its first stream)
 /// against our server: every stream must come back intact, through our code.
 async fn aioquic_client_vs_our_server(aes256: bool) {
-    if !Aioquic::installed() {
+    if !aioquic_installed() {
         return;
     }
     let id = identity();
-    let (dir, cert, _) = pem_files(&id);
+    let (_dir, cert, _) = pem_files(&id);
     let server = End::new(true, aes256);
     let server_ep = server_endpoint(&server, &id, Duration::from_secs(20));
     let port = server_ep.local_addr().unwrap().port().to_string();
     let sizes = ECHO_SIZES.map(|n| n.to_string()).join(",");
     let suite = aioquic_suite(aes256);
-    let mut peer = Aioquic::spawn(&[
+    let mut peer = aioquic(&[
         "client",
         "--suite",
         suite,
@@ -860,7 +767,7 @@ async fn aioquic_client_vs_our_server(aes256: bool) {
     let (echoed, stats) = echo_serve(conn).await;
     let total: usize = ECHO_SIZES.iter().sum();
     assert_eq!(
-        peer.next_line("summary").await,
+        next_line(&mut peer, "summary").await,
         format!("DONE sent {total}")
     );
     assert_eq!(echoed, total);
@@ -874,19 +781,18 @@ async fn aioquic_client_vs_our_server(aes256: bool) {
     // may make one of its own too).
     assert!(sealing_keys(&server) >= 4, "a key update");
     server_ep.wait_idle().await;
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Our client against aioquic's echo server (one suite only, a key update of its own
 /// after 300 kB), with a key update of ours forced after the third stream.
 async fn our_client_vs_aioquic_server(aes256: bool) {
-    if !Aioquic::installed() {
+    if !aioquic_installed() {
         return;
     }
     let id = identity();
-    let (dir, cert, key) = pem_files(&id);
+    let (_dir, cert, key) = pem_files(&id);
     let suite = aioquic_suite(aes256);
-    let mut peer = Aioquic::spawn(&[
+    let mut peer = aioquic(&[
         "server",
         "--suite",
         suite,
@@ -897,7 +803,7 @@ async fn our_client_vs_aioquic_server(aes256: bool) {
         "--key-update-after",
         "300000",
     ]);
-    let line = peer.next_line("port").await;
+    let line = next_line(&mut peer, "port").await;
     let port: u16 = line.strip_prefix("PORT ").unwrap().parse().unwrap();
     let client = End::new(true, aes256);
     let client_ep = Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
@@ -930,7 +836,7 @@ async fn our_client_vs_aioquic_server(aes256: bool) {
     conn.close(0u32.into(), b"done");
     let stats = conn.stats();
     client_ep.wait_idle().await;
-    let summary = peer.next_line("summary").await;
+    let summary = next_line(&mut peer, "summary").await;
     let echoed: usize = summary
         .strip_prefix("DONE echoed ")
         .and_then(|s| s.strip_suffix(" key_update 1"))
@@ -944,7 +850,6 @@ async fn our_client_vs_aioquic_server(aes256: bool) {
         echoed,
         &format!("our client, aioquic server, {suite}"),
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
@@ -971,16 +876,15 @@ async fn aes256_our_client_aioquic_server() {
 /// masks; aioquic must open nothing, and the handshake must time out.
 #[tokio::test]
 async fn sabotaged_header_protection_fails_against_aioquic() {
-    if !Aioquic::installed() {
+    if !aioquic_installed() {
         return;
     }
     for aes256 in [false, true] {
         let id = identity();
-        let (dir, cert, key) = pem_files(&id);
+        let (_dir, cert, key) = pem_files(&id);
         let suite = aioquic_suite(aes256);
-        let mut peer =
-            Aioquic::spawn(&["server", "--suite", suite, "--cert", &cert, "--key", &key]);
-        let line = peer.next_line("port").await;
+        let mut peer = aioquic(&["server", "--suite", suite, "--cert", &cert, "--key", &key]);
+        let line = next_line(&mut peer, "port").await;
         let port: u16 = line.strip_prefix("PORT ").unwrap().parse().unwrap();
         let mut ours = End::new(true, aes256);
         ours.sabotage = true;
@@ -989,6 +893,5 @@ async fn sabotaged_header_protection_fails_against_aioquic() {
         let masked = masked(&ours);
         assert!(masked > 0, "our end masked (and so damaged) packets");
         eprintln!("{suite}: aioquic refused our {masked} damaged packets");
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -15,11 +15,10 @@ mod rustls_support;
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener};
-use std::process::{Command, Stdio};
 
 use rustls::{ClientConnection, ServerConnection, StreamOwned};
 use rustls_support::peer::{
-    Peer, TempDir, cert_files, check_negotiated, serve_stdio_client, text_payload,
+    self, Peer, TempDir, cert_files, check_negotiated, serve_stdio_client, text_payload,
 };
 use rustls_support::{case, client_config, identity, server_config};
 
@@ -33,22 +32,11 @@ const PIECE: usize = 16 * 1024;
 /// Whether the tests can run: GnuTLS's tools are installed, or (if not) a panic when CI
 /// requires them.
 fn gnutls_installed() -> bool {
-    let found = ["gnutls-cli", "gnutls-serv"].iter().all(|tool| {
-        Command::new(tool)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    if !found {
-        assert!(
-            std::env::var_os("GNUTLS_REQUIRED").is_none(),
-            "GNUTLS_REQUIRED is set but gnutls-cli/gnutls-serv do not run"
-        );
-        eprintln!("skipped: gnutls-cli/gnutls-serv not installed (Debian: gnutls-bin)");
-    }
-    found
+    peer::tools_present(
+        &[&["gnutls-cli", "--version"], &["gnutls-serv", "--version"]],
+        "GNUTLS_REQUIRED",
+        "gnutls-cli/gnutls-serv not installed (Debian: gnutls-bin)",
+    )
 }
 
 /// Our client against `gnutls-serv --echo` forcing the suite: the payload up in pieces,

@@ -1,6 +1,6 @@
 //! Another TLS stack's command-line tool as the other end of a rustls test (OpenSSL's
-//! `s_server`/`s_client`, GnuTLS's `gnutls-serv`/`gnutls-cli`): the child process with
-//! its stdout streamed and its stderr kept, the port a server child listens on, the
+//! `s_server`/`s_client`, GnuTLS's `gnutls-serv`/`gnutls-cli`) or of a QUIC test
+//! (aioquic's script): the child process with its stdout streamed and its stderr kept, the port a server child listens on, the
 //! certificate files it reads, the text it carries, and our server's side of a
 //! connection from a client tool.
 
@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -37,6 +37,34 @@ pub fn text_payload(len: usize, salt: u64) -> Vec<u8> {
     out.truncate(len - 1);
     out.push(b'\n');
     out
+}
+
+/// Whether another stack's tools are here: every command of `probes` (a program and its
+/// arguments) runs and succeeds. If not, the test says it is skipped (with `install`, how
+/// to get them) and passes, unless the environment variable `required` is set, as CI
+/// sets it after installing them: then it panics.
+pub fn tools_present(probes: &[&[&str]], required: &str, install: &str) -> bool {
+    let found = probes.iter().all(|probe| {
+        Command::new(probe[0])
+            .args(&probe[1..])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !found {
+        assert!(
+            std::env::var_os(required).is_none(),
+            "{required} is set but `{}` failed",
+            probes
+                .iter()
+                .map(|p| p.join(" "))
+                .collect::<Vec<_>>()
+                .join("`, `")
+        );
+        eprintln!("skipped: {install}");
+    }
+    found
 }
 
 /// A scratch directory for one test's files, removed afterwards.
@@ -86,6 +114,9 @@ pub struct Peer {
     pub child: Child,
     stdin: Option<ChildStdin>,
     stdout: Receiver<Vec<u8>>,
+    /// Bytes of stdout received but not yet handed out (past a line or a length asked
+    /// for).
+    unread: Vec<u8>,
     stderr: Arc<Mutex<Vec<u8>>>,
 }
 
@@ -126,6 +157,7 @@ impl Peer {
             child,
             stdin,
             stdout,
+            unread: Vec::new(),
             stderr,
         }
     }
@@ -172,9 +204,9 @@ impl Peer {
     }
 
     /// Collects exactly `len` bytes of the child's stdout within the deadline.
-    pub fn expect_output(&self, len: usize, what: &str) -> Vec<u8> {
+    pub fn expect_output(&mut self, len: usize, what: &str) -> Vec<u8> {
         let deadline = Instant::now() + TIMEOUT;
-        let mut got = Vec::with_capacity(len);
+        let mut got = std::mem::take(&mut self.unread);
         while got.len() < len {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.stdout.recv_timeout(left) {
@@ -192,7 +224,35 @@ impl Peer {
                 ),
             }
         }
+        self.unread = got.split_off(len);
         got
+    }
+
+    /// The child's next line of stdout (without its newline) if a whole one has
+    /// arrived, else `None`; never blocks, so an async test can poll it between
+    /// awaits. Panics with the child's stderr if stdout closes first.
+    pub fn try_line(&mut self, what: &str) -> Option<String> {
+        loop {
+            if let Some(end) = self.unread.iter().position(|&b| b == b'\n') {
+                let rest = self.unread.split_off(end + 1);
+                let mut line = std::mem::replace(&mut self.unread, rest);
+                line.pop();
+                return Some(String::from_utf8(line).expect("a text line"));
+            }
+            match self.stdout.try_recv() {
+                Ok(chunk) => self.unread.extend_from_slice(&chunk),
+                Err(TryRecvError::Empty) => return None,
+                Err(TryRecvError::Disconnected) => {
+                    let _ = self.child.wait(); // its stderr is then complete
+                    thread::sleep(Duration::from_millis(50));
+                    panic!(
+                        "{} exited before its {what}\n{}",
+                        self.program,
+                        self.diagnostics()
+                    );
+                }
+            }
+        }
     }
 
     /// A connection to this child, a server listening on a port the kernel picked for
