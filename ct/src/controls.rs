@@ -131,6 +131,20 @@ fn sha256rnds2_clean_lanes() -> usize {
         .count()
 }
 
+/// 3DES as RustCrypto `des` computes it, keyed with a secret: its S-boxes are tables
+/// indexed by key and data, the reason `tls-cbc-aead` has its own 3DES (`tdes.rs`),
+/// which the TLS suites check with the same secrets.
+fn table_3des() -> usize {
+    use cipher::{BlockCipherEncrypt, KeyInit};
+    let mut key = Rng::new(3).bytes(24);
+    secret(&mut key);
+    let c = des::TdesEde3::new_from_slice(&key).expect("24-byte key");
+    let mut block = [0u8; 8];
+    c.encrypt_block((&mut block).into());
+    black_box(block);
+    1
+}
+
 /// Runs `leak` on four secret bytes (a report per byte and branch or load).
 fn on_secret_bytes(rng: &mut Rng, leak: fn(&[u8]) -> usize) -> usize {
     let mut x = rng.bytes(4);
@@ -152,6 +166,12 @@ pub fn run(ledger: &mut Ledger) {
         "control: table index by a secret",
         "harness",
         || on_secret_bytes(&mut rng, |x| usize::from(index_by_secret(x))),
+    );
+    ledger.group(
+        Expect::Reported,
+        "control: 3DES through S-box tables (RustCrypto des)",
+        "harness",
+        table_3des,
     );
     ledger.group(
         Expect::Reported,

@@ -5,10 +5,10 @@
 //!
 //! Secret: the whole key (MAC key and cipher key), the plaintext, and the record handed
 //! to open (the library marks the decrypted record secret itself, and declassifies only
-//! the accept bit and, on success, the plaintext length). For the 3DES suites only the
-//! MAC key is secret before decryption: the `des` crate's S-boxes are tables indexed by
-//! key and data (not constant time, as their documentation says); the record is still
-//! checked from the moment it is decrypted, which is this crate's part.
+//! the accept bit and, on success, the plaintext length). The same for the 3DES suites,
+//! whose block cipher computes its S-boxes (RustCrypto `des`, which looks them up, only
+//! builds the bad records here, with a public key; `controls` shows what the sanitizer
+//! makes of it with a secret one).
 
 use std::hint::black_box;
 
@@ -44,8 +44,6 @@ pub trait Suite: AeadInOut + KeyInit {
     const NAME: &'static str;
     const MAC_LEN: usize;
     const BLOCK: usize;
-    /// 3DES: S-box tables, so its key and data are not marked secret (see above).
-    const TABLE_CIPHER: bool;
     /// What the key runs, by name.
     fn engines(&self) -> KeyEngines;
     /// Every choice of engines this CPU offers for the suite.
@@ -76,7 +74,6 @@ macro_rules! aes_suite {
             const NAME: &'static str = $name;
             const MAC_LEN: usize = <$t>::MAC_LEN;
             const BLOCK: usize = 16;
-            const TABLE_CIPHER: bool = false;
             engine_methods!();
             fn cbc(enc_key: &[u8], iv: &[u8], data: &mut [u8], encrypt: bool) {
                 let c = <$aes as cipher::KeyInit>::new_from_slice(enc_key).expect("key");
@@ -104,7 +101,6 @@ impl Suite for DesEde3CbcSha1 {
     const NAME: &'static str = "3DES-EDE-CBC-SHA1";
     const MAC_LEN: usize = DesEde3CbcSha1::MAC_LEN;
     const BLOCK: usize = 8;
-    const TABLE_CIPHER: bool = true;
     engine_methods!();
     fn cbc(enc_key: &[u8], iv: &[u8], data: &mut [u8], encrypt: bool) {
         let c = <des::TdesEde3 as cipher::KeyInit>::new_from_slice(enc_key).expect("key");
@@ -181,7 +177,7 @@ fn records<S: Suite>(
 pub fn suite<S: Suite>(seed: u64, forced: Option<Engines>) -> (usize, KeyEngines) {
     let mut rng = Rng::new(seed);
     let mut ops = 0;
-    let (key, secret_key) = keys(&mut rng, S::key_size(), S::MAC_LEN, S::TABLE_CIPHER);
+    let (key, secret_key) = keys(&mut rng, S::key_size());
     let make = |k: &[u8]| {
         let k = Key::<S>::try_from(k).expect("key length");
         forced.map_or_else(|| S::new(&k), |e| S::forced(&k, e))
@@ -202,28 +198,18 @@ pub fn suite<S: Suite>(seed: u64, forced: Option<Engines>) -> (usize, KeyEngines
         reference
             .encrypt_in_place(&nonce, &ad, &mut want)
             .expect("seal");
-        // (3DES: the seal encrypts the MAC with the S-box tables, so with a secret MAC
-        // key it is reported; it runs with the public key instead, unchecked.)
         let mut buf = pt.clone();
-        if S::TABLE_CIPHER {
-            reference
-                .encrypt_in_place(&nonce, &ad, &mut buf)
-                .expect("seal");
-        } else {
-            secret(&mut buf);
-            s.encrypt_in_place(&nonce, &ad, &mut buf).expect("seal");
-            expect_secret(&buf, "TLS CBC seal: record");
-            public(&buf);
-            ops += 1;
-        }
+        secret(&mut buf);
+        s.encrypt_in_place(&nonce, &ad, &mut buf).expect("seal");
+        expect_secret(&buf, "TLS CBC seal: record");
+        public(&buf);
+        ops += 1;
         expect(buf == want, "TLS CBC seal");
 
         // Open: secret key and record.
         for (what, record, opens) in records(&reference, &key, &iv, &ad, &pt, &mut rng) {
             let mut buf = record;
-            if !S::TABLE_CIPHER {
-                secret(&mut buf);
-            }
+            secret(&mut buf);
             let r = s.decrypt_in_place(&nonce, &ad, &mut buf);
             if opens {
                 expect_secret(&buf, "TLS CBC open: plaintext");
@@ -283,13 +269,11 @@ fn check_engines(engines: KeyEngines, forced: Option<Engines>) {
     );
 }
 
-/// A key (MAC key || cipher key) and a copy of it marked secret: all of it, or for a
-/// table cipher (3DES) the MAC key only.
-fn keys(rng: &mut Rng, len: usize, mac_len: usize, table_cipher: bool) -> (Vec<u8>, Vec<u8>) {
+/// A key (MAC key || cipher key) and a copy of it marked secret.
+fn keys(rng: &mut Rng, len: usize) -> (Vec<u8>, Vec<u8>) {
     let key = rng.bytes(len);
     let mut secret_key = key.clone();
-    let secret_part = if table_cipher { mac_len } else { len };
-    secret(&mut secret_key[..secret_part]);
+    secret(&mut secret_key);
     (key, secret_key)
 }
 
@@ -307,8 +291,6 @@ fn tls_ad(rng: &mut Rng) -> Vec<u8> {
 /// An implicit-IV (TLS 1.0) suite: a stateful sender and receiver.
 pub trait ImplicitSuite: KeyInit {
     const NAME: &'static str;
-    const MAC_LEN: usize;
-    const TABLE_CIPHER: bool;
     fn engines(&self) -> KeyEngines;
     fn available() -> Vec<Engines>;
     fn forced(key: &Key<Self>, engines: Engines) -> Self;
@@ -317,11 +299,9 @@ pub trait ImplicitSuite: KeyInit {
 }
 
 macro_rules! implicit_suite {
-    ($($t:ty, $name:literal, $mac:literal, $table:literal;)*) => {$(
+    ($($t:ty, $name:literal;)*) => {$(
         impl ImplicitSuite for $t {
             const NAME: &'static str = $name;
-            const MAC_LEN: usize = $mac;
-            const TABLE_CIPHER: bool = $table;
             engine_methods!();
             fn seal(&mut self, ad: &[u8], buf: &mut Vec<u8>) -> aead::Result<()> {
                 self.seal_in_place(ad, buf)
@@ -334,9 +314,9 @@ macro_rules! implicit_suite {
 }
 
 implicit_suite! {
-    Aes128CbcSha1ImplicitIv, "AES-128-CBC-SHA1, implicit IV", 20, false;
-    Aes256CbcSha1ImplicitIv, "AES-256-CBC-SHA1, implicit IV", 20, false;
-    DesEde3CbcSha1ImplicitIv, "3DES-EDE-CBC-SHA1, implicit IV", 20, true;
+    Aes128CbcSha1ImplicitIv, "AES-128-CBC-SHA1, implicit IV";
+    Aes256CbcSha1ImplicitIv, "AES-256-CBC-SHA1, implicit IV";
+    DesEde3CbcSha1ImplicitIv, "3DES-EDE-CBC-SHA1, implicit IV";
 }
 
 /// A connection's worth of records each way: the secret sender's records must equal a
@@ -344,17 +324,15 @@ implicit_suite! {
 /// after which a fresh receiver takes over, as a new connection would).
 pub fn implicit_suite<S: ImplicitSuite>(seed: u64, forced: Option<Engines>) -> (usize, KeyEngines) {
     let mut rng = Rng::new(seed);
-    let (key, secret_key) = keys(&mut rng, S::key_size(), S::MAC_LEN, S::TABLE_CIPHER);
+    let (key, secret_key) = keys(&mut rng, S::key_size());
     let make = |k: &[u8]| {
         let k = Key::<S>::try_from(k).expect("key length");
         forced.map_or_else(|| S::new(&k), |e| S::forced(&k, e))
     };
     let with_public_key = || make(&key);
     let with_secret_key = || make(&secret_key);
-    // Sender with the secret key, and its public twin whose records it must match; for
-    // 3DES a second public twin stands in for it (see `suite`).
+    // Sender with the secret key, and its public twin whose records it must match.
     let (mut sender, mut twin) = (with_secret_key(), with_public_key());
-    let mut stand_in = with_public_key();
     // The receiver, with the secret key, and its peer.
     let (mut peer, mut receiver) = (with_public_key(), with_secret_key());
     let engines = receiver.engines();
@@ -368,16 +346,11 @@ pub fn implicit_suite<S: ImplicitSuite>(seed: u64, forced: Option<Engines>) -> (
 
         let mut want = pt.clone();
         twin.seal(&ad, &mut want).expect("seal");
-        // (3DES seal: public key, unchecked, as for the explicit-IV suite.)
         let mut buf = pt.clone();
-        if S::TABLE_CIPHER {
-            stand_in.seal(&ad, &mut buf).expect("seal");
-        } else {
-            secret(&mut buf);
-            sender.seal(&ad, &mut buf).expect("seal");
-            expect_secret(&buf, "implicit IV seal: record");
-            public(&buf);
-        }
+        secret(&mut buf);
+        sender.seal(&ad, &mut buf).expect("seal");
+        expect_secret(&buf, "implicit IV seal: record");
+        public(&buf);
         expect(buf == want, "implicit IV seal");
 
         let mut record = pt.clone();
@@ -386,9 +359,7 @@ pub fn implicit_suite<S: ImplicitSuite>(seed: u64, forced: Option<Engines>) -> (
             // Tampered: rejected; the connection starts again from the same key.
             let n = record.len();
             record[n - 1 - rng.below(n)] ^= 0x04;
-            if !S::TABLE_CIPHER {
-                secret(&mut record);
-            }
+            secret(&mut record);
             let r = receiver.open(&ad, &mut record);
             public(&record);
             expect(
@@ -397,9 +368,7 @@ pub fn implicit_suite<S: ImplicitSuite>(seed: u64, forced: Option<Engines>) -> (
             );
             (peer, receiver) = (with_public_key(), with_secret_key());
         } else {
-            if !S::TABLE_CIPHER {
-                secret(&mut record);
-            }
+            secret(&mut record);
             let r = receiver.open(&ad, &mut record);
             expect_secret(&record, "implicit IV open: plaintext");
             public(&record);

@@ -3,7 +3,7 @@
 //! The explicit-IV suites load the chaining value from each record's IV; the implicit-IV
 //! suites keep it between records. AES comes from gcm-core, whose CBC decryption runs
 //! many blocks in parallel on the widest AES instructions the CPU has (encryption is
-//! serial by nature). 3DES is a plain block-by-block loop over RustCrypto `des`.
+//! serial by nature). 3DES is a block-by-block loop over our constant-time 3DES (`tdes.rs`).
 
 use gcm_core::{
     Backend,
@@ -102,15 +102,15 @@ cbc_via_gcm_core!(Aes128);
 cbc_via_gcm_core!(Aes256);
 
 #[cfg(feature = "des")]
-impl CbcCipher for des::TdesEde3 {
+impl CbcCipher for crate::tdes::TdesEde3 {
     const BLOCK_LEN: usize = 8;
     const STITCHES: bool = false;
     type Block = [u8; 8];
 
     fn new_on(key: &[u8], backend: Backend) -> Option<Self> {
-        // RustCrypto `des` only: portable code.
+        // Portable code only, the same on every CPU.
         (backend == Backend::Portable)
-            .then(|| <Self as cipher::KeyInit>::new_from_slice(key).ok())
+            .then(|| Some(Self::new(key.try_into().ok()?)))
             .flatten()
     }
     fn backend(&self) -> Backend {
@@ -124,29 +124,27 @@ impl CbcCipher for des::TdesEde3 {
     }
 
     fn cbc_encrypt(&self, iv: &mut [u8; 8], data: &mut [u8]) {
-        use cipher::BlockCipherEncrypt;
         let (blocks, rest) = data.as_chunks_mut::<8>();
         debug_assert!(rest.is_empty());
         for block in blocks {
             for (b, v) in block.iter_mut().zip(iv.iter()) {
                 *b ^= v;
             }
-            self.encrypt_block(block.into());
+            self.encrypt_block(block);
             *iv = *block;
         }
     }
 
     fn engine_name(&self) -> &'static str {
-        "des crate"
+        "constant-time 3DES"
     }
 
     fn cbc_decrypt(&self, iv: &mut [u8; 8], data: &mut [u8]) {
-        use cipher::BlockCipherDecrypt;
         let (blocks, rest) = data.as_chunks_mut::<8>();
         debug_assert!(rest.is_empty());
         for block in blocks {
             let ciphertext = *block;
-            self.decrypt_block(block.into());
+            self.decrypt_block(block);
             for (b, v) in block.iter_mut().zip(iv.iter()) {
                 *b ^= v;
             }
@@ -159,21 +157,11 @@ impl CbcCipher for des::TdesEde3 {
 mod tests {
     use super::*;
     use cipher::{BlockCipherEncrypt, KeyInit};
-    use std::vec::Vec;
+    use std::{vec, vec::Vec};
 
-    /// Serial CBC encryption through the block function alone.
-    fn reference_encrypt<C: BlockCipherEncrypt>(c: &C, iv: &[u8], data: &mut [u8], n: usize) {
-        let mut chain = iv.to_vec();
-        for block in data.chunks_mut(n) {
-            for (b, v) in block.iter_mut().zip(&chain) {
-                *b ^= v;
-            }
-            c.encrypt_block(block.try_into().unwrap());
-            chain.copy_from_slice(block);
-        }
-    }
-
-    fn round_trip<C: CbcCipher + BlockCipherEncrypt>(c: &C) {
+    /// CBC encryption and decryption of 0 to 40 blocks against serial CBC encryption
+    /// through `encrypt_block` alone.
+    fn round_trip<C: CbcCipher>(c: &C, encrypt_block: impl Fn(&mut [u8])) {
         let n = C::BLOCK_LEN;
         let data: Vec<u8> = (0..n * 40).map(|i| (i * 5) as u8).collect();
         for blocks in 0..=40 {
@@ -182,7 +170,14 @@ mod tests {
             iv.as_mut().fill(9);
             c.cbc_encrypt(&mut iv, &mut buf);
             let mut want = data[..blocks * n].to_vec();
-            reference_encrypt(c, &[9u8; 16][..n], &mut want, n);
+            let mut chain = vec![9u8; n];
+            for block in want.chunks_mut(n) {
+                for (b, v) in block.iter_mut().zip(&chain) {
+                    *b ^= v;
+                }
+                encrypt_block(block);
+                chain.copy_from_slice(block);
+            }
             assert_eq!(buf, want);
             let after_encrypt = iv;
             iv.as_mut().fill(9);
@@ -194,13 +189,16 @@ mod tests {
 
     #[test]
     fn aes_round_trips() {
-        round_trip(&Aes128::new_from_slice(&[7u8; 16]).unwrap());
-        round_trip(&Aes256::new_from_slice(&[8u8; 32]).unwrap());
+        let aes128 = Aes128::new_from_slice(&[7u8; 16]).unwrap();
+        round_trip(&aes128, |b| aes128.encrypt_block(b.try_into().unwrap()));
+        let aes256 = Aes256::new_from_slice(&[8u8; 32]).unwrap();
+        round_trip(&aes256, |b| aes256.encrypt_block(b.try_into().unwrap()));
     }
 
     #[cfg(feature = "des")]
     #[test]
     fn tdes_round_trips() {
-        round_trip(&des::TdesEde3::new_from_slice(&[1u8; 24]).unwrap());
+        let tdes = crate::tdes::TdesEde3::new(&[1u8; 24]);
+        round_trip(&tdes, |b| tdes.encrypt_block(b.try_into().unwrap()));
     }
 }

@@ -164,9 +164,8 @@ explicit_iv_suite!(
 explicit_iv_suite!(
     /// TLS 3DES-EDE-CBC with HMAC-SHA1, explicit IV (`..._WITH_3DES_EDE_CBC_SHA`).
     ///
-    /// The padding and MAC checks are constant time as for AES, but the block cipher
-    /// (RustCrypto `des`) indexes S-box tables with key and data, so 3DES itself is not
-    /// protected against cache-timing attacks.
-    DesEde3CbcSha1, des::TdesEde3, Sha1, enc_key = 24, key = aead::consts::U44,
+    /// Constant time as the AES suites: the 3DES block cipher computes its S-boxes
+    /// instead of looking them up (see `tdes.rs`), so no table is indexed by key or data.
+    DesEde3CbcSha1, crate::tdes::TdesEde3, Sha1, enc_key = 24, key = aead::consts::U44,
     block = aead::consts::U8
 );

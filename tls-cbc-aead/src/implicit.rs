@@ -117,8 +117,7 @@ implicit_iv_suite!(
 implicit_iv_suite!(
     /// SSL 3.0 / TLS 1.0 3DES-EDE-CBC with HMAC-SHA1, implicit IV.
     ///
-    /// The padding and MAC checks are constant time as for AES, but the block cipher
-    /// (RustCrypto `des`) indexes S-box tables with key and data, so 3DES itself is not
-    /// protected against cache-timing attacks.
-    DesEde3CbcSha1ImplicitIv, des::TdesEde3, Sha1, enc_key = 24, key = U52
+    /// Constant time as the AES suites: the 3DES block cipher computes its S-boxes
+    /// instead of looking them up (see `tdes.rs`), so no table is indexed by key or data.
+    DesEde3CbcSha1ImplicitIv, crate::tdes::TdesEde3, Sha1, enc_key = 24, key = U52
 );

@@ -14,7 +14,8 @@
 //! The associated data is the 11 bytes `seq_num || content_type || version`; the cipher
 //! appends the plaintext length itself. Opening reveals, through its timing and memory
 //! accesses, only the record length, whether the record was accepted and, if so, the
-//! plaintext length (for 3DES, see the caveat on its types).
+//! plaintext length; sealing reveals only the lengths. That holds for 3DES too, which
+//! runs on this crate's own constant-time 3DES (S-boxes computed, not looked up).
 //!
 //! ```
 //! use tls_cbc_aead::{Aes128CbcSha256, aead::{AeadInOut, KeyInit, Nonce}};
@@ -36,6 +37,7 @@
 //! gcm-core's back ends; HMAC on this crate's SHA-NI SHA-1/SHA-256, or its AVX-512VL or
 //! AVX2 SHA-512 for SHA-384, else on the RustCrypto crates; and on x86_64 with AES-NI a
 //! seal that runs the serial CBC encryption inside the hash rounds (`x86_64::stitch`).
+//! 3DES is portable code, the same on every CPU (`tdes`).
 //! `new_with_engines` on each suite forces a choice ([`Engines`]); every choice seals
 //! and opens the same records, and the tests run every choice the CPU has.
 //!
@@ -67,6 +69,8 @@ mod hmac_key;
 mod implicit;
 mod padding;
 mod record;
+#[cfg(feature = "des")]
+mod tdes;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 
