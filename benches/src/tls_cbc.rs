@@ -1,6 +1,7 @@
-//! TLS 1.2 CBC-then-HMAC record protection (AES-128/256 with SHA-1, SHA-256, SHA-384), ours (`tls-cbc-aead`, behind the `tls-cbc`
-//! feature) against OpenSSL driven the way a record layer without stitched code does it,
-//! and against OpenSSL's own stitched ciphers (`openssl-stitched`).
+//! TLS 1.2 CBC-then-HMAC record protection (AES-128/256 with SHA-1, SHA-256, SHA-384; 3DES
+//! with SHA-1), ours (`tls-cbc-aead`, behind the `tls-cbc` feature) against OpenSSL driven
+//! the way a record layer without stitched code does it, and against OpenSSL's own stitched
+//! ciphers (`openssl-stitched`, AES only).
 //!
 //! OpenSSL side, per record: seal = HMAC over seq||type||version||length||plaintext, then
 //! CBC-encrypt plaintext||MAC||padding (minimal padding); open = CBC-decrypt, check the
@@ -35,7 +36,7 @@ const IV: [u8; 16] = [
     0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x69, 0x78, 0x87, 0x96, 0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0,
 ];
 
-/// The AES CBC-HMAC suites (TLS 1.2 with an explicit IV).
+/// The CBC-HMAC suites (TLS 1.2 with an explicit IV).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum CbcAlg {
     Aes128Sha1,
@@ -43,15 +44,17 @@ pub enum CbcAlg {
     Aes128Sha256,
     Aes256Sha256,
     Aes256Sha384,
+    TdesSha1,
 }
 
 impl CbcAlg {
-    pub const ALL: [CbcAlg; 5] = [
+    pub const ALL: [CbcAlg; 6] = [
         CbcAlg::Aes128Sha1,
         CbcAlg::Aes256Sha1,
         CbcAlg::Aes128Sha256,
         CbcAlg::Aes256Sha256,
         CbcAlg::Aes256Sha384,
+        CbcAlg::TdesSha1,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,20 +64,32 @@ impl CbcAlg {
             CbcAlg::Aes128Sha256 => "AES-128-CBC-SHA256",
             CbcAlg::Aes256Sha256 => "AES-256-CBC-SHA256",
             CbcAlg::Aes256Sha384 => "AES-256-CBC-SHA384",
+            CbcAlg::TdesSha1 => "3DES-EDE-CBC-SHA1",
         }
+    }
+
+    /// Bytes per cipher block, and of explicit IV.
+    pub fn block_len(self) -> usize {
+        if self == CbcAlg::TdesSha1 { 8 } else { 16 }
+    }
+
+    /// The explicit IV the records carry.
+    fn iv(self) -> &'static [u8] {
+        &IV[..self.block_len()]
     }
 
     fn enc_key_len(self) -> usize {
         match self {
             CbcAlg::Aes128Sha1 | CbcAlg::Aes128Sha256 => 16,
             CbcAlg::Aes256Sha1 | CbcAlg::Aes256Sha256 | CbcAlg::Aes256Sha384 => 32,
+            CbcAlg::TdesSha1 => 24,
         }
     }
 
     /// HMAC output length, which is also the MAC key length in TLS.
     pub fn mac_len(self) -> usize {
         match self {
-            CbcAlg::Aes128Sha1 | CbcAlg::Aes256Sha1 => 20,
+            CbcAlg::Aes128Sha1 | CbcAlg::Aes256Sha1 | CbcAlg::TdesSha1 => 20,
             CbcAlg::Aes128Sha256 | CbcAlg::Aes256Sha256 => 32,
             CbcAlg::Aes256Sha384 => 48,
         }
@@ -120,8 +135,8 @@ impl SourceAlignedTo {
 /// Record protection as both sides offer it: the buffer holds the plaintext and grows to the
 /// CBC ciphertext on seal, and the reverse on open.
 pub trait TlsCbc {
-    fn seal(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>);
-    fn open(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) -> bool;
+    fn seal(&mut self, iv: &[u8], ad: &[u8; 11], record: &mut Vec<u8>);
+    fn open(&mut self, iv: &[u8], ad: &[u8; 11], record: &mut Vec<u8>) -> bool;
 }
 
 /// Object-safe face of one side, so the tool can keep both in one list.
@@ -136,6 +151,8 @@ pub trait CbcSubject {
 struct Named<T> {
     name: &'static str,
     ours: bool,
+    /// The suite's explicit IV.
+    iv: &'static [u8],
     t: T,
 }
 
@@ -152,25 +169,25 @@ impl<T: TlsCbc> CbcSubject for Named<T> {
         let mut work = Vec::with_capacity(len + 128);
         // `work` never grows past its capacity, so the copies below always go here.
         let dst = work.as_ptr();
-        let t = &mut self.t;
+        let (t, iv) = (&mut self.t, self.iv);
         match op {
             Op::Seal => {
                 let pt = SourceAlignedTo::new(&message(len), dst);
                 run_for(budget_ns, || {
                     work.clear();
                     work.extend_from_slice(black_box(pt.bytes()));
-                    t.seal(&IV, black_box(&TLS_AD), &mut work);
+                    t.seal(iv, black_box(&TLS_AD), &mut work);
                     black_box(&work);
                 })
             }
             Op::Open => {
                 let mut record = message(len);
-                t.seal(&IV, &TLS_AD, &mut record);
+                t.seal(iv, &TLS_AD, &mut record);
                 let record = SourceAlignedTo::new(&record, dst);
                 run_for(budget_ns, || {
                     work.clear();
                     work.extend_from_slice(black_box(record.bytes()));
-                    let ok = t.open(&IV, black_box(&TLS_AD), &mut work);
+                    let ok = t.open(iv, black_box(&TLS_AD), &mut work);
                     assert!(ok, "open of an authentic record failed");
                     black_box(&work);
                 })
@@ -180,13 +197,13 @@ impl<T: TlsCbc> CbcSubject for Named<T> {
 
     fn seal_once(&mut self, len: usize) -> Vec<u8> {
         let mut r = message(len);
-        self.t.seal(&IV, &TLS_AD, &mut r);
+        self.t.seal(self.iv, &TLS_AD, &mut r);
         r
     }
 
     fn open_once(&mut self, record: &[u8]) -> Option<Vec<u8>> {
         let mut r = record.to_vec();
-        self.t.open(&IV, &TLS_AD, &mut r).then_some(r)
+        self.t.open(self.iv, &TLS_AD, &mut r).then_some(r)
     }
 }
 
@@ -203,6 +220,7 @@ pub fn subjects(alg: CbcAlg, all_engines: bool) -> Vec<Box<dyn CbcSubject>> {
     v.push(Box::new(Named {
         name: "openssl",
         ours: false,
+        iv: alg.iv(),
         t: openssl_side::OpenSslCbcHmac::new(alg, &key),
     }));
     if let Some(s) = openssl_stitched::OpenSslStitched::new(alg, &key) {
@@ -239,7 +257,8 @@ pub fn cross_check(alg: CbcAlg, sizes: &[usize], all_engines: bool) -> Result<()
 mod ours {
     use aead::{AeadInOut, KeyInit, Nonce};
     use tls_cbc_aead::{
-        Aes128CbcSha1, Aes128CbcSha256, Aes256CbcSha1, Aes256CbcSha256, Aes256CbcSha384, Engines,
+        Aes128CbcSha1, Aes128CbcSha256, Aes256CbcSha1, Aes256CbcSha256, Aes256CbcSha384,
+        DesEde3CbcSha1, Engines,
     };
 
     use super::{CbcAlg, CbcSubject, Named, TlsCbc};
@@ -248,14 +267,14 @@ mod ours {
 
     impl<A: AeadInOut> TlsCbc for Ours<A> {
         #[inline]
-        fn seal(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) {
-            let nonce = Nonce::<A>::try_from(&iv[..]).expect("16-byte IV");
+        fn seal(&mut self, iv: &[u8], ad: &[u8; 11], record: &mut Vec<u8>) {
+            let nonce = Nonce::<A>::try_from(iv).expect("one block of IV");
             self.0.encrypt_in_place(&nonce, ad, record).expect("seal");
         }
 
         #[inline]
-        fn open(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) -> bool {
-            let nonce = Nonce::<A>::try_from(&iv[..]).expect("16-byte IV");
+        fn open(&mut self, iv: &[u8], ad: &[u8; 11], record: &mut Vec<u8>) -> bool {
+            let nonce = Nonce::<A>::try_from(iv).expect("one block of IV");
             self.0.decrypt_in_place(&nonce, ad, record).is_ok()
         }
     }
@@ -303,16 +322,18 @@ mod ours {
         Aes256CbcSha1,
         Aes128CbcSha256,
         Aes256CbcSha256,
-        Aes256CbcSha384
+        Aes256CbcSha384,
+        DesEde3CbcSha1
     );
 
     /// `ours` (the engines `KeyInit` picks) and, with `all_engines`, `ours-<hash>-<seal>`
     /// for every other hash engine and seal path on the same AES back end.
-    fn named<A: Suite>(key: &[u8], all_engines: bool) -> Vec<Box<dyn CbcSubject>> {
+    fn named<A: Suite>(alg: CbcAlg, key: &[u8], all_engines: bool) -> Vec<Box<dyn CbcSubject>> {
         let best = A::best();
         let mut v: Vec<Box<dyn CbcSubject>> = vec![Box::new(Named {
             name: "ours",
             ours: true,
+            iv: alg.iv(),
             t: Ours(A::new_from_slice(key).expect("key length")),
         })];
         if all_engines {
@@ -326,6 +347,7 @@ mod ours {
                 v.push(Box::new(Named {
                     name,
                     ours: true,
+                    iv: alg.iv(),
                     t: Ours(A::with(key, e)),
                 }));
             }
@@ -335,11 +357,12 @@ mod ours {
 
     pub fn subjects(alg: CbcAlg, key: &[u8], all_engines: bool) -> Vec<Box<dyn CbcSubject>> {
         match alg {
-            CbcAlg::Aes128Sha1 => named::<Aes128CbcSha1>(key, all_engines),
-            CbcAlg::Aes256Sha1 => named::<Aes256CbcSha1>(key, all_engines),
-            CbcAlg::Aes128Sha256 => named::<Aes128CbcSha256>(key, all_engines),
-            CbcAlg::Aes256Sha256 => named::<Aes256CbcSha256>(key, all_engines),
-            CbcAlg::Aes256Sha384 => named::<Aes256CbcSha384>(key, all_engines),
+            CbcAlg::Aes128Sha1 => named::<Aes128CbcSha1>(alg, key, all_engines),
+            CbcAlg::Aes256Sha1 => named::<Aes256CbcSha1>(alg, key, all_engines),
+            CbcAlg::Aes128Sha256 => named::<Aes128CbcSha256>(alg, key, all_engines),
+            CbcAlg::Aes256Sha256 => named::<Aes256CbcSha256>(alg, key, all_engines),
+            CbcAlg::Aes256Sha384 => named::<Aes256CbcSha384>(alg, key, all_engines),
+            CbcAlg::TdesSha1 => named::<DesEde3CbcSha1>(alg, key, all_engines),
         }
     }
 
@@ -351,6 +374,7 @@ mod ours {
             CbcAlg::Aes128Sha256 => Aes128CbcSha256::picked(),
             CbcAlg::Aes256Sha256 => Aes256CbcSha256::picked(),
             CbcAlg::Aes256Sha384 => Aes256CbcSha384::picked(),
+            CbcAlg::TdesSha1 => DesEde3CbcSha1::picked(),
         }
     }
 }
@@ -442,6 +466,7 @@ mod openssl_side {
     }
 
     pub struct OpenSslCbcHmac {
+        block_len: usize,
         hmac: Hmac,
         enc: CipherCtx,
         dec: CipherCtx,
@@ -455,6 +480,7 @@ mod openssl_side {
                 CbcAlg::Aes128Sha256 => (MessageDigest::sha256(), Cipher::aes_128_cbc()),
                 CbcAlg::Aes256Sha256 => (MessageDigest::sha256(), Cipher::aes_256_cbc()),
                 CbcAlg::Aes256Sha384 => (MessageDigest::sha384(), Cipher::aes_256_cbc()),
+                CbcAlg::TdesSha1 => (MessageDigest::sha1(), Cipher::des_ede3_cbc()),
             };
             let (mac_key, enc_key) = key.split_at(alg.mac_len());
             let mut enc = CipherCtx::new().expect("ctx");
@@ -466,6 +492,7 @@ mod openssl_side {
                 .expect("init");
             dec.set_padding(false);
             OpenSslCbcHmac {
+                block_len: alg.block_len(),
                 hmac: Hmac::new(md, mac_key),
                 enc,
                 dec,
@@ -474,12 +501,12 @@ mod openssl_side {
     }
 
     impl TlsCbc for OpenSslCbcHmac {
-        fn seal(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) {
+        fn seal(&mut self, iv: &[u8], ad: &[u8; 11], record: &mut Vec<u8>) {
             let len = (record.len() as u16).to_be_bytes();
             let mut mac = [0u8; 64];
             self.hmac.mac(&[ad, &len, record], &mut mac);
             record.extend_from_slice(&mac[..self.hmac.len]);
-            let pad = 16 - record.len() % 16;
+            let pad = self.block_len - record.len() % self.block_len;
             record.resize(record.len() + pad, (pad - 1) as u8);
             let n = record.len();
             // OpenSSL's update wants a block of slack in the output even with padding off.
@@ -490,9 +517,9 @@ mod openssl_side {
             record.truncate(n);
         }
 
-        fn open(&mut self, iv: &[u8; 16], ad: &[u8; 11], record: &mut Vec<u8>) -> bool {
+        fn open(&mut self, iv: &[u8], ad: &[u8; 11], record: &mut Vec<u8>) -> bool {
             let n = record.len();
-            if !n.is_multiple_of(16) || n < self.hmac.len + 1 {
+            if !n.is_multiple_of(self.block_len) || n < self.hmac.len + 1 {
                 return false;
             }
             record.resize(n + 16, 0);
@@ -636,7 +663,7 @@ mod openssl_stitched {
                     CbcAlg::Aes256Sha1 => (EVP_aes_256_cbc_hmac_sha1(), Cipher::aes_256_ecb()),
                     CbcAlg::Aes128Sha256 => (EVP_aes_128_cbc_hmac_sha256(), Cipher::aes_128_ecb()),
                     CbcAlg::Aes256Sha256 => (EVP_aes_256_cbc_hmac_sha256(), Cipher::aes_256_ecb()),
-                    CbcAlg::Aes256Sha384 => return None,
+                    CbcAlg::Aes256Sha384 | CbcAlg::TdesSha1 => return None,
                 }
             };
             if cipher.is_null() {
