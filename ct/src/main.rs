@@ -424,20 +424,34 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
     };
 
     // (what, whether this CPU can run it, whether some key ran it)
-    let mut rows: Vec<(&'static str, bool, bool)> = vec![
-        (
-            "TLS cipher on every gcm-core back end",
-            true,
-            available
-                .iter()
-                .all(|b| seen.any(|_, e| e.cipher == b.name())),
-        ),
-        (
-            "TLS cipher 3DES (constant-time 3DES)",
-            true,
-            seen.any(|_, e| e.cipher == "constant-time 3DES"),
-        ),
-    ];
+    let mut rows: Vec<(&'static str, bool, bool)> = vec![(
+        "TLS cipher on every gcm-core back end",
+        true,
+        available
+            .iter()
+            .all(|b| seen.any(|_, e| e.cipher == b.name())),
+    )];
+    // Our 3DES's CBC decryption kernels: AVX-512 where the key would pick it (not on the
+    // Intel cores that avoid 512-bit vectors), AVX2, and the baseline one, which the
+    // profiles without AVX-512 and without AVX reach.
+    #[cfg(target_arch = "x86_64")]
+    let tdes_avx512 = avx2
+        && ct::declassify(std::is_x86_feature_detected!("avx512f"))
+        && ct::declassify(std::is_x86_feature_detected!("avx512vl"))
+        && !gcm_core::__avoids_zmm(gcm_core::__this_cpu());
+    #[cfg(not(target_arch = "x86_64"))]
+    let tdes_avx512 = false;
+    for (kernel, runs) in [
+        ("3des-avx512", tdes_avx512),
+        ("3des-avx2", avx2),
+        ("3des-baseline", true),
+    ] {
+        rows.push((
+            leak(format!("TLS cipher 3DES, decryption kernel {kernel}")),
+            runs,
+            seen.any(|_, e| e.cipher == kernel),
+        ));
+    }
     for (hash, engine, label) in [
         ("SHA-1", HashEngine::RustCrypto, "sha1 crate"),
         ("SHA-1", HashEngine::ShaNi, "sha-ni (SHA-NI)"),

@@ -3,7 +3,8 @@
 //! The explicit-IV suites load the chaining value from each record's IV; the implicit-IV
 //! suites keep it between records. AES comes from gcm-core, whose CBC decryption runs
 //! many blocks in parallel on the widest AES instructions the CPU has (encryption is
-//! serial by nature). 3DES is a block-by-block loop over our constant-time 3DES (`tdes.rs`).
+//! serial by nature). 3DES is our constant-time 3DES (`tdes.rs`): encryption block by block,
+//! decryption in groups of blocks.
 
 use gcm_core::{
     Backend,
@@ -136,20 +137,13 @@ impl CbcCipher for crate::tdes::TdesEde3 {
     }
 
     fn engine_name(&self) -> &'static str {
-        "constant-time 3DES"
+        self.kernel().name()
     }
 
     fn cbc_decrypt(&self, iv: &mut [u8; 8], data: &mut [u8]) {
         let (blocks, rest) = data.as_chunks_mut::<8>();
         debug_assert!(rest.is_empty());
-        for block in blocks {
-            let ciphertext = *block;
-            self.decrypt_block(block);
-            for (b, v) in block.iter_mut().zip(iv.iter()) {
-                *b ^= v;
-            }
-            *iv = ciphertext;
-        }
+        Self::cbc_decrypt(self, iv, blocks);
     }
 }
 

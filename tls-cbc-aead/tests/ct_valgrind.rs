@@ -211,8 +211,10 @@ fn main() {
             .join(", ")
     };
     println!(
-        "ct_valgrind: engines (AES back end / hash / seal): SHA-1 [{}]; SHA-384 [{}]",
+        "ct_valgrind: engines (AES back end / hash / seal): SHA-1 [{}]; SHA-384 [{}]; \
+         3DES decryption kernel {}",
         list(Aes128CbcSha1::available_engines().collect()),
-        list(Aes256CbcSha384::available_engines().collect())
+        list(Aes256CbcSha384::available_engines().collect()),
+        DesEde3CbcSha1::new(&Default::default()).ct_engines().cipher
     );
 }

@@ -5,6 +5,7 @@
 //!   `sha512_avx512` (AVX-512VL), which differ in the message schedule's σ functions;
 //! * `stitch`: seal's inner hash on any of these with the AES-CBC chain run in its gaps;
 //! * `copy_mac`: open's constant-time MAC extraction, with its ring in SSE2 registers;
+//! * `tdes`: 3DES CBC decryption built for AVX2 and AVX-512 (the portable code, wider);
 //! * `sha_ext`: the SHA extensions' instructions, as the SHA-NI engines call them (through
 //!   a shadow-propagating wrapper in the MemorySanitizer build, and through
 //!   `sha_ext_model`, the instructions in plain integer code, under Miri).
@@ -24,6 +25,8 @@ mod sha_ext;
 #[cfg(any(miri, test))]
 mod sha_ext_model;
 pub(crate) mod stitch;
+#[cfg(feature = "des")]
+pub(crate) mod tdes;
 
 /// Work that a compression runs between groups of its rounds: seal's CBC encryption
 /// (`stitch`), or nothing (`()`).
