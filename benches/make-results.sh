@@ -231,14 +231,16 @@ PY
     echo
     echo "## TLS CBC-HMAC records, MB/s"
     echo
-    echo "11 bytes of AD (sequence number, type, version), 16-byte explicit IV, minimal padding."
+    echo "11 bytes of AD (sequence number, type, version), one block of explicit IV, minimal padding."
     echo "\`openssl\` is OpenSSL driven as a record layer without stitched code would: HMAC (keyed once,"
-    echo "re-armed per record), then AES-CBC, each one EVP/HMAC call sequence; its open is not constant-time."
+    echo "re-armed per record), then AES-CBC or 3DES-CBC (its 3DES looks the S-boxes up in tables), each"
+    echo "one EVP/HMAC call sequence; its open is not constant-time."
     echo "\`openssl-stitched\` is OpenSSL's own stitched \`EVP_aes_*_cbc_hmac_sha1/sha256\` cipher in TLS mode"
     echo "(the 13-byte TLS AAD ctrl, then one \`EVP_Cipher\` over the explicit IV block and the record; no"
-    echo "SHA-384 variant exists). Ours is tls-cbc-aead, whose open is constant-time (Lucky 13"
-    echo "countermeasures), on the engines it picks (below, as the run printed them); \`ours-<hash engine>-<seal>\`"
-    echo "forces another hash engine or seal path on the same AES back end (\`new_with_engines\`)."
+    echo "SHA-384 or 3DES variant exists). Ours is tls-cbc-aead, whose open is constant-time (Lucky 13"
+    echo "countermeasures) and whose 3DES computes its S-boxes, on the engines it picks (below, as the"
+    echo "run printed them; for 3DES the kernel its CBC decryption runs on); \`ours-<hash engine>-<seal>\`"
+    echo "forces another hash engine or seal path on the same cipher engine (\`new_with_engines\`)."
     echo
     echo '```'
     grep ': ours on ' "$tmp/tls.log" || echo "(the run printed no engines)"

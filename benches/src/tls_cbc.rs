@@ -303,14 +303,16 @@ mod ours {
                 }
                 fn picked() -> String {
                     let picked = <$t>::new(&Default::default()).ct_engines();
+                    // The cipher by its own name: an AES back end, or 3DES's kernel.
+                    let seal = if picked.engines.stitched_seal { "stitched" } else { "plain" };
+                    let engines = format!("{}/{}/{seal}", picked.cipher, picked.engines.hash);
                     match (picked.rounds, picked.stitched_rounds) {
-                        ("-", _) => picked.engines.to_string(),
+                        ("-", _) => engines,
                         (rounds, stitched) if stitched == rounds || stitched == "-" => {
-                            format!("{} ({rounds} SHA-512 rounds)", picked.engines)
+                            format!("{engines} ({rounds} SHA-512 rounds)")
                         }
                         (rounds, stitched) => format!(
-                            "{} ({rounds} SHA-512 rounds, {stitched} in the stitched seal)",
-                            picked.engines
+                            "{engines} ({rounds} SHA-512 rounds, {stitched} in the stitched seal)"
                         ),
                     }
                 }

@@ -445,7 +445,7 @@ fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
         cross_check(alg, &sizes, o.tls_engines)?;
         if let Some(e) = our_engines(alg) {
             println!(
-                "{}: ours on {e} (AES back end / hash engine / seal)",
+                "{}: ours on {e} (cipher engine / hash engine / seal)",
                 alg.name()
             );
         }
