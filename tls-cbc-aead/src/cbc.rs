@@ -109,10 +109,12 @@ impl CbcCipher for crate::tdes::TdesEde3 {
     type Block = [u8; 8];
 
     fn new_on(key: &[u8], backend: Backend) -> Option<Self> {
-        // Portable code only, the same on every CPU.
-        (backend == Backend::Portable)
-            .then(|| Some(Self::new(key.try_into().ok()?)))
-            .flatten()
+        // Portable code (its CBC decryption kernel chosen by `TdesEde3::new`), not on
+        // an AES back end.
+        if backend != Backend::Portable {
+            return None;
+        }
+        Some(Self::new(key.try_into().ok()?))
     }
     fn backend(&self) -> Backend {
         Backend::Portable
@@ -143,7 +145,7 @@ impl CbcCipher for crate::tdes::TdesEde3 {
     fn cbc_decrypt(&self, iv: &mut [u8; 8], data: &mut [u8]) {
         let (blocks, rest) = data.as_chunks_mut::<8>();
         debug_assert!(rest.is_empty());
-        Self::cbc_decrypt(self, iv, blocks);
+        self.cbc_decrypt_blocks(iv, blocks);
     }
 }
 

@@ -61,7 +61,8 @@ impl fmt::Display for HashEngine {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Engines {
     /// The block cipher's back end. AES suites run on gcm-core's back ends; the 3DES
-    /// suites only on [`Backend::Portable`] (RustCrypto `des`).
+    /// suites only on [`Backend::Portable`] (this crate's constant-time 3DES, whose CBC
+    /// decryption runs on the widest vectors the CPU has, chosen with the key).
     pub cipher: Backend,
     /// The HMAC hash's compression function.
     pub hash: HashEngine,

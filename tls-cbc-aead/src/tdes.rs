@@ -322,7 +322,7 @@ fn doubled(x: u32) -> u64 {
     u64::from(x) | (u64::from(x) << 32)
 }
 
-/// How [`TdesEde3::cbc_decrypt`] runs: how many blocks at once, compiled for which
+/// How [`TdesEde3::cbc_decrypt_blocks`] runs: how many blocks at once, compiled for which
 /// instructions. CBC decryption can decrypt every block independently; with a group of
 /// blocks in flight, LLVM turns each round's integer operations on their `u64` words into
 /// vector operations across the group. Chosen when the key is made ([`Self::best`]).
@@ -385,7 +385,7 @@ impl TdesKernel {
 }
 
 /// Three-key Triple DES (EDE). Blocks are encrypted and decrypted in place; CBC
-/// encryption is the caller's (`cbc.rs`), CBC decryption [`Self::cbc_decrypt`].
+/// encryption is the caller's (`cbc.rs`), CBC decryption [`Self::cbc_decrypt_blocks`].
 #[derive(Clone)]
 pub struct TdesEde3 {
     /// The 48 round subkeys in encryption order (K1's 16 rounds, K2's in reverse, K3's),
@@ -401,26 +401,29 @@ impl TdesEde3 {
     /// A cipher from the 24-byte key `K1 || K2 || K3` (parity bits ignored), decrypting
     /// with the best kernel this CPU has.
     pub fn new(key: &[u8; 24]) -> Self {
-        Self::with_kernel(key, TdesKernel::best()).expect("the best kernel is available")
+        Self::build(key, TdesKernel::best())
     }
 
-    /// A cipher that decrypts with `kernel`, if this CPU has it.
+    /// A cipher that decrypts with `kernel`, if this CPU has it (for the tests, which
+    /// run every kernel).
+    #[cfg(test)]
     pub(crate) fn with_kernel(key: &[u8; 24], kernel: TdesKernel) -> Option<Self> {
-        if !kernel.is_available() {
-            return None;
-        }
+        kernel.is_available().then(|| Self::build(key, kernel))
+    }
+
+    /// The key schedule; `kernel` is one this CPU has.
+    fn build(key: &[u8; 24], kernel: TdesKernel) -> Self {
         let mut round_keys = [[0u64; 6]; 48];
-        let (k1, rest) = key.split_at(8);
-        let (k2, k3) = rest.split_at(8);
-        for (stage, single) in [k1, k2, k3].into_iter().enumerate() {
-            let subkeys = des_subkeys(u64::from_be_bytes(single.try_into().unwrap()));
+        let (singles, _) = key.as_chunks::<8>();
+        for (stage, single) in singles.iter().enumerate() {
+            let subkeys = des_subkeys(u64::from_be_bytes(*single));
             for (round, subkey) in subkeys.iter().enumerate() {
                 // The middle pass decrypts: its subkeys in reverse.
                 let at = if stage == 1 { 15 - round } else { round };
                 round_keys[16 * stage + at] = t_box_key_words(*subkey);
             }
         }
-        Some(TdesEde3 { round_keys, kernel })
+        TdesEde3 { round_keys, kernel }
     }
 
     /// The kernel CBC decryption runs on.
@@ -430,7 +433,7 @@ impl TdesEde3 {
 
     /// CBC decryption of `blocks` in place, `iv` the chaining value before them; leaves
     /// the last ciphertext block in `iv`.
-    pub fn cbc_decrypt(&self, iv: &mut [u8; 8], blocks: &mut [[u8; 8]]) {
+    pub fn cbc_decrypt_blocks(&self, iv: &mut [u8; 8], blocks: &mut [[u8; 8]]) {
         match self.kernel {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `kernel` is `Avx2` only if the CPU has AVX2 (`with_kernel`).
@@ -715,7 +718,7 @@ mod tests {
                     chain = c;
                 }
                 let (mut got, mut chain) = (ciphertext.clone(), iv);
-                ours.cbc_decrypt(&mut chain, &mut got);
+                ours.cbc_decrypt_blocks(&mut chain, &mut got);
                 assert_eq!(got, want, "{kernel:?}, {n} blocks");
                 assert_eq!(chain, *ciphertext.last().unwrap_or(&iv), "{kernel:?} chain");
             }
