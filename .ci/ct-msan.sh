@@ -30,9 +30,10 @@
 #   --cfg ct_msan
 #       gcm_core::ct talks to the sanitizer; the empty `asm!` hints (which it would
 #       report, and whose outputs it would take as public) compile out; VPTERNLOG,
-#       AESKEYGENASSIST (aes crate), SHA1RNDS4 (sha1 crate) and the SHA instructions of
-#       tls-cbc-aead's SHA-NI engines, which it does not model (or models lane by lane),
-#       go through shadow-propagating wrappers (gcm_core::ct::msan);
+#       AESKEYGENASSIST (aes crate), SHA1RNDS4 (sha1 crate), the SHA instructions of
+#       tls-cbc-aead's SHA-NI engines and the VPERMI2B and VPSHUFBITQMB of its 3DES
+#       encryption, which it does not model (or models lane by lane), go through
+#       shadow-propagating wrappers (gcm_core::ct::msan);
 #   profile ctgrind
 #       release code generation (the code shipped), debug info, no debug assertions or
 #       overflow checks (their branches would be reported).

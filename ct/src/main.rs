@@ -394,12 +394,13 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
 
     // What this CPU can run, from std's detection (not the library's, which is what is
     // being checked).
+    // std is not instrumented: its answers are declassified before use.
+    #[cfg(target_arch = "x86_64")]
+    macro_rules! has {
+        ($($f:tt),*) => { $(ct::declassify(std::is_x86_feature_detected!($f)))&&* };
+    }
     #[cfg(target_arch = "x86_64")]
     let (shani, sha512_avx2, sha512_avx512, avx2) = {
-        // std is not instrumented: its answers are declassified before use.
-        macro_rules! has {
-            ($($f:tt),*) => { $(ct::declassify(std::is_x86_feature_detected!($f)))&&* };
-        }
         let shani = has!("sha", "ssse3", "sse4.1");
         let avx2 = has!("avx2");
         let sha512_avx2 = avx2 && has!("bmi1", "bmi2");
@@ -433,14 +434,20 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
     )];
     // Our 3DES's CBC decryption kernels: AVX-512 where the key would pick it (not on the
     // Intel cores that avoid 512-bit vectors), AVX2, and the baseline one, which the
-    // profiles without AVX-512 and without AVX reach.
+    // profiles without AVX-512 and without AVX reach. Its CBC encryption: on AVX-512
+    // VBMI likewise, and portable, which the profile without AVX-512 reaches. A 3DES
+    // key's cipher name is its decryption kernel's, `-vbmi` added for VBMI encryption.
     #[cfg(target_arch = "x86_64")]
-    let tdes_avx512 = avx2
-        && ct::declassify(std::is_x86_feature_detected!("avx512f"))
-        && ct::declassify(std::is_x86_feature_detected!("avx512vl"))
-        && !gcm_core::__avoids_zmm(gcm_core::__this_cpu());
+    let (tdes_avx512, tdes_vbmi) = {
+        let avx512 =
+            avx2 && has!("avx512f", "avx512vl") && !gcm_core::__avoids_zmm(gcm_core::__this_cpu());
+        (
+            avx512,
+            avx512 && has!("avx512bw", "avx512vbmi", "avx512bitalg"),
+        )
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let tdes_avx512 = false;
+    let (tdes_avx512, tdes_vbmi) = (false, false);
     for (kernel, runs) in [
         ("3des-avx512", tdes_avx512),
         ("3des-avx2", avx2),
@@ -449,7 +456,16 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         rows.push((
             leak(format!("TLS cipher 3DES, decryption kernel {kernel}")),
             runs,
-            seen.any(|_, e| e.cipher == kernel),
+            seen.any(|_, e| e.cipher.strip_suffix("-vbmi").unwrap_or(e.cipher) == kernel),
+        ));
+    }
+    for (kernel, runs) in [("vbmi", tdes_vbmi), ("portable", true)] {
+        rows.push((
+            leak(format!("TLS cipher 3DES, encryption kernel {kernel}")),
+            runs,
+            seen.any(|_, e| {
+                e.cipher.starts_with("3des-") && e.cipher.ends_with("-vbmi") == (kernel == "vbmi")
+            }),
         ));
     }
     for (hash, engine, label) in [

@@ -129,17 +129,11 @@ impl CbcCipher for crate::tdes::TdesEde3 {
     fn cbc_encrypt(&self, iv: &mut [u8; 8], data: &mut [u8]) {
         let (blocks, rest) = data.as_chunks_mut::<8>();
         debug_assert!(rest.is_empty());
-        for block in blocks {
-            for (b, v) in block.iter_mut().zip(iv.iter()) {
-                *b ^= v;
-            }
-            self.encrypt_block(block);
-            *iv = *block;
-        }
+        self.cbc_encrypt_blocks(iv, blocks);
     }
 
     fn engine_name(&self) -> &'static str {
-        self.kernel().name()
+        crate::tdes::TdesEde3::engine_name(self)
     }
 
     fn cbc_decrypt(&self, iv: &mut [u8; 8], data: &mut [u8]) {

@@ -92,7 +92,8 @@ pub struct KeyEngines {
     /// The engines, as the suite's `engines()` gives them.
     pub engines: crate::Engines,
     /// The block cipher: a `gcm_core` back end (`vaes512`, `vaes256`, `aesni`,
-    /// `portable`), or `constant-time 3DES`.
+    /// `portable`), or our 3DES's CBC decryption kernel (`3des-avx512`, `3des-avx2`,
+    /// `3des-baseline`), with `-vbmi` added when its CBC encryption runs on AVX-512 VBMI.
     pub cipher: &'static str,
     /// The hash compression: `sha1 crate`, `sha2 crate`, or this crate's engine by its
     /// [`HashEngine`](crate::HashEngine) name (`sha-ni`, `sha512-avx2`,

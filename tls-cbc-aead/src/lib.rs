@@ -15,7 +15,8 @@
 //! appends the plaintext length itself. Opening reveals, through its timing and memory
 //! accesses, only the record length, whether the record was accepted and, if so, the
 //! plaintext length; sealing reveals only the lengths. That holds for 3DES too, which
-//! runs on this crate's own constant-time 3DES (S-boxes computed, not looked up).
+//! runs on this crate's own constant-time 3DES (S-boxes computed, or with AVX-512 VBMI
+//! permuted inside vector registers; never looked up in memory).
 //!
 //! ```
 //! use tls_cbc_aead::{Aes128CbcSha256, aead::{AeadInOut, KeyInit, Nonce}};
@@ -37,7 +38,8 @@
 //! gcm-core's back ends; HMAC on this crate's SHA-NI SHA-1/SHA-256, or its AVX-512VL or
 //! AVX2 SHA-512 for SHA-384, else on the RustCrypto crates; and on x86_64 with AES-NI a
 //! seal that runs the serial CBC encryption inside the hash rounds (`x86_64::stitch`).
-//! 3DES is portable code, the same on every CPU (`tdes`).
+//! 3DES is this crate's own (`tdes`): CBC decryption many blocks at a time on the
+//! widest vectors the CPU has, CBC encryption on AVX-512 VBMI where it has that.
 //! `new_with_engines` on each suite forces a choice ([`Engines`]); every choice seals
 //! and opens the same records, and the tests run every choice the CPU has.
 //!

@@ -32,10 +32,12 @@
 //! Cost: about 150 integer instructions a round, 48 rounds a block, where table DES needs
 //! a few dozen. CBC encryption is serial, one block after another: on AMD Zen 4 (family
 //! 25 model 17) 12.6 MB/s, RustCrypto `des` (tables) 12.3 MB/s, OpenSSL's table code
-//! (`openssl speed -evp des-ede3-cbc`) 31 MB/s. CBC decryption runs groups of blocks
-//! whose rounds the compiler vectorises across the group, on the widest kernel the CPU
-//! has ([`TdesKernel`]): there 2.5 times OpenSSL's table 3DES. The key schedule only
-//! moves bits by public amounts.
+//! (`openssl speed -evp des-ede3-cbc`) 31 MB/s. So on CPUs with AVX-512 VBMI, CBC
+//! encryption runs the rounds on byte permutations of registers instead
+//! (`x86_64::tdes_vbmi`, [`TdesEncryption`]): there about 28 MB/s. CBC decryption runs
+//! groups of blocks whose rounds the compiler vectorises across the group, on the widest
+//! kernel the CPU has ([`TdesKernel`]): there 2.5 times OpenSSL's table 3DES. The key
+//! schedule only moves bits by public amounts.
 
 /// The eight S-boxes of FIPS 46-3: `SBOX[s][row][column]`, row from the outer input bits
 /// (first and sixth), column from the inner four.
@@ -100,7 +102,7 @@ const IP: [u8; 64] = [
 ];
 
 /// The permutation P after the S-boxes, numbered as [`IP`].
-const P: [u8; 32] = [
+pub(crate) const P: [u8; 32] = [
     16, 7, 20, 21, 29, 12, 28, 17, 1, 15, 23, 26, 5, 18, 31, 10, //
     2, 8, 24, 14, 32, 27, 3, 9, 19, 13, 30, 6, 22, 11, 4, 25,
 ];
@@ -120,6 +122,22 @@ const PC2: [u8; 48] = [
     41, 52, 31, 37, 47, 55, 30, 40, 51, 45, 33, 48, //
     44, 49, 39, 56, 34, 53, 46, 42, 50, 36, 29, 32,
 ];
+
+/// The S-boxes by their six input bits as E delivers them (the first the most
+/// significant): `SBOX_INPUTS[s][e]`, row from the outer bits, column from the inner four.
+pub(crate) const SBOX_INPUTS: [[u8; 64]; 8] = {
+    let mut t = [[0u8; 64]; 8];
+    let mut s = 0;
+    while s < 8 {
+        let mut e = 0;
+        while e < 64 {
+            t[s][e] = SBOX[s][((e >> 4) & 2) | (e & 1)][(e >> 1) & 15];
+            e += 1;
+        }
+        s += 1;
+    }
+    t
+};
 
 /// How far C and D rotate left before each round.
 const KEY_ROTATIONS: [u8; 16] = [1, 1, 2, 2, 2, 2, 2, 2, 1, 2, 2, 2, 2, 2, 2, 1];
@@ -155,9 +173,7 @@ const fn t_box_at(n: usize) -> (usize, usize) {
 /// `e`, whose bits from the most significant are the S-box's inputs 1 to 6.
 const fn t_box(n: usize, e: usize) -> u64 {
     let (sbox, out_bit) = t_box_at(n);
-    let row = ((e >> 4) & 2) | (e & 1);
-    let column = (e >> 1) & 15;
-    ((SBOX[sbox][row][column] >> (3 - out_bit)) & 1) as u64
+    ((SBOX_INPUTS[sbox][e] >> (3 - out_bit)) & 1) as u64
 }
 
 /// The algebraic normal form of the 32 T-boxes: word `m` has, at bit `n`, the
@@ -312,6 +328,18 @@ const IP_MOVES: Moves<64, { groups(&IP_MASKS) }> = Moves::compact(&IP_MASKS);
 const FP_MASKS: [u64; 64] = rotation_masks(&inverse(&fips_sources(&IP)));
 const FP_MOVES: Moves<64, { groups(&FP_MASKS) }> = Moves::compact(&FP_MASKS);
 
+/// The initial permutation of a block (as a big-endian word).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn ip(block: u64) -> u64 {
+    IP_MOVES.apply(block)
+}
+
+/// The final permutation, IP's inverse.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn fp(x: u64) -> u64 {
+    FP_MOVES.apply(x)
+}
+
 /// One bit of every nibble (`0x1111...`), in both halves of a doubled word.
 const NIBBLE_LSB: u64 = 0x1111_1111_1111_1111;
 
@@ -364,13 +392,9 @@ impl TdesKernel {
     /// The kernel for this CPU: the widest it has, except AVX-512 on the Intel cores that
     /// slow down under 512-bit vectors (gcm-core's list).
     pub(crate) fn best() -> TdesKernel {
-        #[cfg(target_arch = "x86_64")]
-        let zmm_ok = !gcm_core::__avoids_zmm(gcm_core::__this_cpu());
-        #[cfg(not(target_arch = "x86_64"))]
-        let zmm_ok = false;
         Self::ALL
             .into_iter()
-            .find(|k| k.is_available() && (zmm_ok || *k != TdesKernel::Avx512))
+            .find(|k| k.is_available() && (zmm_ok() || *k != TdesKernel::Avx512))
             .unwrap_or(TdesKernel::Baseline)
     }
 
@@ -384,8 +408,61 @@ impl TdesKernel {
     }
 }
 
+/// Whether this CPU may run 512-bit vectors at full speed: not one of the Intel cores that
+/// slow down under them (gcm-core's list).
+fn zmm_ok() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return !gcm_core::__avoids_zmm(gcm_core::__this_cpu());
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// How [`TdesEde3::cbc_encrypt_blocks`] runs. CBC encryption is serial, one block after
+/// another, so what counts is the latency of a block's 48 rounds. Chosen when the key is
+/// made ([`Self::best`]).
+///
+/// Measured on AMD Zen 4 (family 25 model 17), one block after another, core cycles a
+/// round: portable 43, AVX-512 VBMI 21 (OpenSSL's table 3DES, not constant time: about
+/// 20).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum TdesEncryption {
+    /// The portable rounds ([`TdesEde3::encrypt_block`]).
+    Portable = 0,
+    /// The S-boxes as byte permutations in registers (`x86_64::tdes_vbmi`, AVX-512 VBMI
+    /// and BITALG).
+    Vbmi,
+}
+
+impl TdesEncryption {
+    /// Every kernel, fastest first.
+    #[cfg(test)]
+    pub(crate) const ALL: [TdesEncryption; 2] = [TdesEncryption::Vbmi, TdesEncryption::Portable];
+
+    /// Whether this CPU can run the kernel (less what the constant-time harness hides).
+    pub(crate) fn is_available(self) -> bool {
+        match self {
+            TdesEncryption::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            TdesEncryption::Vbmi => crate::x86_64::tdes_vbmi::available(),
+            #[cfg(not(target_arch = "x86_64"))]
+            TdesEncryption::Vbmi => false,
+        }
+    }
+
+    /// The kernel for this CPU: VBMI where it has it, except on the Intel cores that slow
+    /// down under 512-bit vectors (as [`TdesKernel::best`]).
+    pub(crate) fn best() -> TdesEncryption {
+        if TdesEncryption::Vbmi.is_available() && zmm_ok() {
+            TdesEncryption::Vbmi
+        } else {
+            TdesEncryption::Portable
+        }
+    }
+}
+
 /// Three-key Triple DES (EDE). Blocks are encrypted and decrypted in place; CBC
-/// encryption is the caller's (`cbc.rs`), CBC decryption [`Self::cbc_decrypt_blocks`].
+/// encryption [`Self::cbc_encrypt_blocks`], CBC decryption [`Self::cbc_decrypt_blocks`].
 #[derive(Clone)]
 pub struct TdesEde3 {
     /// The 48 round subkeys in encryption order (K1's 16 rounds, K2's in reverse, K3's),
@@ -393,42 +470,105 @@ pub struct TdesEde3 {
     /// every nibble `s`, subkey bit `6s + (6 - i)` copied across the nibble, doubled.
     /// Decryption walks them backwards.
     round_keys: [[u64; 6]; 48],
+    /// The same subkeys as the VBMI encryption kernel XORs them in (see
+    /// `x86_64::tdes_vbmi::round_keys`); zero unless `encryption` is that kernel.
+    #[cfg(target_arch = "x86_64")]
+    vbmi_round_keys: [u64; 48],
     /// How CBC decryption runs; only a kernel this CPU has (checked when made).
     kernel: TdesKernel,
+    /// How CBC encryption runs; likewise.
+    encryption: TdesEncryption,
 }
 
 impl TdesEde3 {
-    /// A cipher from the 24-byte key `K1 || K2 || K3` (parity bits ignored), decrypting
-    /// with the best kernel this CPU has.
+    /// A cipher from the 24-byte key `K1 || K2 || K3` (parity bits ignored), on the best
+    /// kernels this CPU has.
     pub fn new(key: &[u8; 24]) -> Self {
-        Self::build(key, TdesKernel::best())
+        Self::build(key, TdesKernel::best(), TdesEncryption::best())
     }
 
-    /// A cipher that decrypts with `kernel`, if this CPU has it (for the tests, which
-    /// run every kernel).
+    /// A cipher that decrypts with `kernel` and encrypts with `encryption`, if this CPU
+    /// has both (for the tests, which run every kernel).
     #[cfg(test)]
-    pub(crate) fn with_kernel(key: &[u8; 24], kernel: TdesKernel) -> Option<Self> {
-        kernel.is_available().then(|| Self::build(key, kernel))
+    pub(crate) fn with_kernels(
+        key: &[u8; 24],
+        kernel: TdesKernel,
+        encryption: TdesEncryption,
+    ) -> Option<Self> {
+        (kernel.is_available() && encryption.is_available())
+            .then(|| Self::build(key, kernel, encryption))
     }
 
-    /// The key schedule; `kernel` is one this CPU has.
-    fn build(key: &[u8; 24], kernel: TdesKernel) -> Self {
-        let mut round_keys = [[0u64; 6]; 48];
+    /// The key schedule; `kernel` and `encryption` are ones this CPU has.
+    fn build(key: &[u8; 24], kernel: TdesKernel, encryption: TdesEncryption) -> Self {
+        let mut subkeys = [0u64; 48];
         let (singles, _) = key.as_chunks::<8>();
         for (stage, single) in singles.iter().enumerate() {
-            let subkeys = des_subkeys(u64::from_be_bytes(*single));
-            for (round, subkey) in subkeys.iter().enumerate() {
+            for (round, subkey) in des_subkeys(u64::from_be_bytes(*single)).iter().enumerate() {
                 // The middle pass decrypts: its subkeys in reverse.
                 let at = if stage == 1 { 15 - round } else { round };
-                round_keys[16 * stage + at] = t_box_key_words(*subkey);
+                subkeys[16 * stage + at] = *subkey;
             }
         }
-        TdesEde3 { round_keys, kernel }
+        let cipher = TdesEde3 {
+            round_keys: subkeys.map(t_box_key_words),
+            #[cfg(target_arch = "x86_64")]
+            vbmi_round_keys: match encryption {
+                TdesEncryption::Vbmi => crate::x86_64::tdes_vbmi::round_keys(&subkeys),
+                TdesEncryption::Portable => [0; 48],
+            },
+            kernel,
+            encryption,
+        };
+        #[cfg(feature = "zeroize")]
+        zeroize::Zeroize::zeroize(&mut subkeys);
+        cipher
     }
 
     /// The kernel CBC decryption runs on.
+    #[cfg(test)]
     pub(crate) fn kernel(&self) -> TdesKernel {
         self.kernel
+    }
+
+    /// The kernel CBC encryption runs on.
+    #[cfg(test)]
+    pub(crate) fn encryption(&self) -> TdesEncryption {
+        self.encryption
+    }
+
+    /// The kernels by name, for the constant-time harness's report and the `speed` tool:
+    /// the decryption kernel's ([`TdesKernel::name`]), with `-vbmi` when encryption runs
+    /// on VBMI.
+    pub(crate) const fn engine_name(&self) -> &'static str {
+        match (self.kernel, self.encryption) {
+            (TdesKernel::Avx512, TdesEncryption::Vbmi) => "3des-avx512-vbmi",
+            (TdesKernel::Avx2, TdesEncryption::Vbmi) => "3des-avx2-vbmi",
+            (TdesKernel::Baseline, TdesEncryption::Vbmi) => "3des-baseline-vbmi",
+            (kernel, TdesEncryption::Portable) => kernel.name(),
+        }
+    }
+
+    /// CBC encryption of `blocks` in place, `iv` the chaining value before them; leaves
+    /// the last ciphertext block in `iv`.
+    pub fn cbc_encrypt_blocks(&self, iv: &mut [u8; 8], blocks: &mut [[u8; 8]]) {
+        match self.encryption {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `encryption` is `Vbmi` only if the CPU has AVX-512F, BW, VBMI and
+            // BITALG (`build`'s callers).
+            TdesEncryption::Vbmi => unsafe {
+                crate::x86_64::tdes_vbmi::cbc_encrypt(&self.vbmi_round_keys, iv, blocks)
+            },
+            _ => {
+                for block in blocks {
+                    for (b, v) in block.iter_mut().zip(iv.iter()) {
+                        *b ^= v;
+                    }
+                    self.encrypt_block(block);
+                    *iv = *block;
+                }
+            }
+        }
     }
 
     /// CBC decryption of `blocks` in place, `iv` the chaining value before them; leaves
@@ -436,7 +576,7 @@ impl TdesEde3 {
     pub fn cbc_decrypt_blocks(&self, iv: &mut [u8; 8], blocks: &mut [[u8; 8]]) {
         match self.kernel {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `kernel` is `Avx2` only if the CPU has AVX2 (`with_kernel`).
+            // SAFETY: `kernel` is `Avx2` only if the CPU has AVX2 (`build`'s callers).
             TdesKernel::Avx2 => unsafe { crate::x86_64::tdes::cbc_decrypt_avx2(self, iv, blocks) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `kernel` is `Avx512` only if the CPU has AVX-512F and VL.
@@ -610,6 +750,8 @@ fn t_box_key_words(subkey: u64) -> [u64; 6] {
 impl Drop for TdesEde3 {
     fn drop(&mut self) {
         zeroize::Zeroize::zeroize(self.round_keys.as_flattened_mut());
+        #[cfg(target_arch = "x86_64")]
+        zeroize::Zeroize::zeroize(&mut self.vbmi_round_keys);
     }
 }
 
@@ -700,7 +842,7 @@ mod tests {
         let mut ran = 0;
         for kernel in TdesKernel::ALL {
             let key: [u8; 24] = core::array::from_fn(|_| next() as u8);
-            let Some(ours) = TdesEde3::with_kernel(&key, kernel) else {
+            let Some(ours) = TdesEde3::with_kernels(&key, kernel, TdesEncryption::Portable) else {
                 continue;
             };
             assert_eq!(ours.kernel(), kernel);
@@ -728,18 +870,79 @@ mod tests {
         std::eprintln!("3DES CBC decryption checked on {ran} kernels");
     }
 
-    /// The key picks a kernel this CPU has, and only those can be asked for.
+    /// CBC encryption on every kernel this CPU has, for 0 to 40 blocks, against RustCrypto
+    /// `des` block by block; and the FIPS example as CBC with a zero IV, one block at a
+    /// time (single DES: three equal keys).
+    #[test]
+    fn cbc_encryption_on_every_kernel() {
+        let mut next = xorshift(0x8f0c_2a1e_55d3_b7c9);
+        let mut ran = 0;
+        for encryption in TdesEncryption::ALL {
+            for _ in 0..8 {
+                let key: [u8; 24] = core::array::from_fn(|_| next() as u8);
+                let Some(ours) = TdesEde3::with_kernels(&key, TdesKernel::Baseline, encryption)
+                else {
+                    continue;
+                };
+                assert_eq!(ours.encryption(), encryption);
+                let theirs = des::TdesEde3::new_from_slice(&key).unwrap();
+                for n in 0..=40 {
+                    let iv = next().to_be_bytes();
+                    let plaintext: std::vec::Vec<[u8; 8]> =
+                        (0..n).map(|_| next().to_be_bytes()).collect();
+                    let mut want = plaintext.clone();
+                    let mut chain = iv;
+                    for block in &mut want {
+                        block.iter_mut().zip(&chain).for_each(|(b, v)| *b ^= v);
+                        theirs.encrypt_block(block.into());
+                        chain = *block;
+                    }
+                    let (mut got, mut chain) = (plaintext.clone(), iv);
+                    ours.cbc_encrypt_blocks(&mut chain, &mut got);
+                    assert_eq!(got, want, "{encryption:?}, {n} blocks");
+                    assert_eq!(chain, *want.last().unwrap_or(&iv), "{encryption:?} chain");
+                }
+            }
+            let key = 0x0123_4567_89ab_cdefu64.to_be_bytes();
+            let key: [u8; 24] = [key, key, key].concat().try_into().unwrap();
+            let single = TdesEde3::with_kernels(&key, TdesKernel::Baseline, encryption);
+            for (pt, ct) in [
+                (0x4e6f_7720_6973_2074u64, 0x3fa4_0e8a_984d_4815u64),
+                (0x6865_2074_696d_6520, 0x6a27_1787_ab88_83f9),
+            ] {
+                let Some(single) = &single else { break };
+                let (mut block, mut iv) = ([pt.to_be_bytes()], [0; 8]);
+                single.cbc_encrypt_blocks(&mut iv, &mut block);
+                assert_eq!(u64::from_be_bytes(block[0]), ct, "{encryption:?}");
+            }
+            ran += usize::from(encryption.is_available());
+        }
+        assert!(ran >= 1);
+        std::eprintln!("3DES CBC encryption checked on {ran} kernels");
+    }
+
+    /// The key picks kernels this CPU has, and only those can be asked for.
     #[test]
     fn kernels_follow_the_cpu() {
         let key = [3u8; 24];
-        assert!(TdesEde3::new(&key).kernel().is_available());
+        let cipher = TdesEde3::new(&key);
+        assert!(cipher.kernel().is_available());
+        assert!(cipher.encryption().is_available());
         for kernel in TdesKernel::ALL {
-            assert_eq!(
-                TdesEde3::with_kernel(&key, kernel).is_some(),
-                kernel.is_available()
-            );
+            for encryption in TdesEncryption::ALL {
+                assert_eq!(
+                    TdesEde3::with_kernels(&key, kernel, encryption).is_some(),
+                    kernel.is_available() && encryption.is_available()
+                );
+            }
         }
         assert!(TdesKernel::Baseline.is_available());
+        assert!(TdesEncryption::Portable.is_available());
+        // VBMI comes with AVX-512, so a CPU that encrypts on it decrypts on that kernel.
+        assert!(
+            TdesEncryption::best() != TdesEncryption::Vbmi
+                || TdesKernel::best() == TdesKernel::Avx512
+        );
     }
 
     /// Every T-box's normal form gives back its S-box bit on all 64 inputs (the tree in

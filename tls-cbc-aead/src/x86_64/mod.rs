@@ -6,6 +6,7 @@
 //! * `stitch`: seal's inner hash on any of these with the AES-CBC chain run in its gaps;
 //! * `copy_mac`: open's constant-time MAC extraction, with its ring in SSE2 registers;
 //! * `tdes`: 3DES CBC decryption built for AVX2 and AVX-512 (the portable code, wider);
+//! * `tdes_vbmi`: 3DES CBC encryption with the S-boxes as byte permutations (AVX-512 VBMI);
 //! * `sha_ext`: the SHA extensions' instructions, as the SHA-NI engines call them (through
 //!   a shadow-propagating wrapper in the MemorySanitizer build, and through
 //!   `sha_ext_model`, the instructions in plain integer code, under Miri).
@@ -27,6 +28,8 @@ mod sha_ext_model;
 pub(crate) mod stitch;
 #[cfg(feature = "des")]
 pub(crate) mod tdes;
+#[cfg(feature = "des")]
+pub(crate) mod tdes_vbmi;
 
 /// Work that a compression runs between groups of its rounds: seal's CBC encryption
 /// (`stitch`), or nothing (`()`).
