@@ -238,8 +238,9 @@ PY
     echo "\`openssl-stitched\` is OpenSSL's own stitched \`EVP_aes_*_cbc_hmac_sha1/sha256\` cipher in TLS mode"
     echo "(the 13-byte TLS AAD ctrl, then one \`EVP_Cipher\` over the explicit IV block and the record; no"
     echo "SHA-384 or 3DES variant exists). Ours is tls-cbc-aead, whose open is constant-time (Lucky 13"
-    echo "countermeasures) and whose 3DES computes its S-boxes, on the engines it picks (below, as the"
-    echo "run printed them; for 3DES the kernel its CBC decryption runs on); \`ours-<hash engine>-<seal>\`"
+    echo "countermeasures) and whose 3DES computes its S-boxes (or, with AVX-512 VBMI, permutes them"
+    echo "inside registers), on the engines it picks (below, as the run printed them; for 3DES the kernel"
+    echo "its CBC decryption runs on, \`-vbmi\` when its encryption runs on VBMI); \`ours-<hash engine>-<seal>\`"
     echo "forces another hash engine or seal path on the same cipher engine (\`new_with_engines\`)."
     echo
     echo '```'
