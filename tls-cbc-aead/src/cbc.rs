@@ -109,8 +109,8 @@ impl CbcCipher for crate::tdes::TdesEde3 {
     type Block = [u8; 8];
 
     fn new_on(key: &[u8], backend: Backend) -> Option<Self> {
-        // Portable code (its CBC decryption kernel chosen by `TdesEde3::new`), not on
-        // an AES back end.
+        // Our own 3DES (its CBC kernels chosen by `TdesEde3::new`), not on an AES back
+        // end.
         if backend != Backend::Portable {
             return None;
         }

@@ -34,7 +34,7 @@
 //! 25 model 17) 12.6 MB/s, RustCrypto `des` (tables) 12.3 MB/s, OpenSSL's table code
 //! (`openssl speed -evp des-ede3-cbc`) 31 MB/s. So on CPUs with AVX-512 VBMI, CBC
 //! encryption runs the rounds on byte permutations of registers instead
-//! (`x86_64::tdes_vbmi`, [`TdesEncryption`]): there about 28 MB/s. CBC decryption runs
+//! (`x86_64::tdes_vbmi`, [`TdesEncryption`]): there about 27 MB/s. CBC decryption runs
 //! groups of blocks whose rounds the compiler vectorises across the group, on the widest
 //! kernel the CPU has ([`TdesKernel`]): there 2.5 times OpenSSL's table 3DES. The key
 //! schedule only moves bits by public amounts.
@@ -422,8 +422,8 @@ fn zmm_ok() -> bool {
 /// made ([`Self::best`]).
 ///
 /// Measured on AMD Zen 4 (family 25 model 17), one block after another, core cycles a
-/// round: portable 43, AVX-512 VBMI 21 (OpenSSL's table 3DES, not constant time: about
-/// 20).
+/// round: portable 43, AVX-512 VBMI about 22 (OpenSSL's table 3DES, not constant time:
+/// about 20).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum TdesEncryption {

@@ -1,6 +1,7 @@
-//! 3DES CBC encryption on AVX-512 VBMI and BITALG (AMD Zen 4 and later, Intel Ice Lake
-//! and later): a round's eight S-box lookups as two byte permutations inside registers,
-//! and the permutation P with the next round's expansion E as one bit gather.
+//! 3DES CBC encryption on AVX-512 VBMI and BITALG (AMD Zen 4 and later; Intel from Ice
+//! Lake, where keys take it from Sapphire Rapids on, as gcm-core's avoid-zmm list
+//! decides): a round's eight S-box lookups as byte permutations inside registers, and
+//! the permutation P with the next round's expansion E as a bit gather.
 //!
 //! CBC encryption is one block after another, each block 48 dependent rounds, so what
 //! counts is a round's latency. The portable rounds (`tdes.rs`) compute the S-boxes from
