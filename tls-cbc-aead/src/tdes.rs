@@ -749,9 +749,13 @@ fn t_box_key_words(subkey: u64) -> [u64; 6] {
 #[cfg(feature = "zeroize")]
 impl Drop for TdesEde3 {
     fn drop(&mut self) {
-        zeroize::Zeroize::zeroize(self.round_keys.as_flattened_mut());
-        #[cfg(target_arch = "x86_64")]
-        zeroize::Zeroize::zeroize(&mut self.vbmi_round_keys);
+        // The whole struct, padding included (as `HmacKey`'s drop): the key is built on
+        // the stack, and the six padding bytes after the two kernel fields kept stale
+        // key-derived bytes (the zeroize test found them once the VBMI round keys came).
+        // SAFETY: `TdesEde3` is plain data: word arrays and the `TdesKernel` and
+        // `TdesEncryption` enums, `repr(u8)` with a variant of 0, so all-zero bytes are a
+        // valid value; no field has a `Drop`.
+        unsafe { zeroize::zeroize_flat_type(self) };
     }
 }
 
