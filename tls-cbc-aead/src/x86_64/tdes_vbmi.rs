@@ -108,7 +108,7 @@ const fn lookup_bit(s: usize, o: usize) -> u8 {
     (8 * s + if s % 2 == 1 { 4 } else { 0 } + (4 - o)) as u8
 }
 
-/// The bit gathers of step 4, one per lookup: result bit `8j + t` (`t` < 6) is S-box
+/// The bit gathers of step 3, one per lookup: result bit `8j + t` (`t` < 6) is S-box
 /// input `6 - t` of S-box `j` in the next round, which E takes from bit `4j + 6 - t - 1`
 /// of the new right half (FIPS numbering, 0 meaning 32), which P takes from S-box output
 /// bit `P[..]`; each gather reads that bit where its lookup computed the S-box, and
