@@ -172,8 +172,11 @@ def pretty_name(demangled):
 
 
 def loop_traces(funcs, sym, seen):
-    """Straight-line loop iterations in `sym` and in the Vaes256 functions it calls (so a
-    helper the compiler stops inlining is still searched): (symbol, head label, trace)."""
+    """Straight-line loop iterations in `sym` and in the Vaes256 functions it calls or
+    jumps to (so a helper the compiler stops inlining is still searched, and so is a
+    kernel reached by a tail call, `je`/`jmp` to the function, as the entry point's
+    dispatch on the key size compiles to when nothing follows the call): (symbol, head
+    label, trace)."""
     if sym in seen or sym not in funcs:
         return []
     seen.add(sym)
@@ -184,7 +187,7 @@ def loop_traces(funcs, sym, seen):
         if trace is not None:
             out.append((sym, entries[head][1], trace))
     for e in entries:
-        if e[0] == "insn" and e[1].startswith("call") and "vaes256_gcm" in e[2]:
+        if e[0] == "insn" and e[1].startswith(("call", "j")) and "vaes256_gcm" in e[2]:
             out += loop_traces(funcs, e[2].split("@")[0], seen)
     return out
 
