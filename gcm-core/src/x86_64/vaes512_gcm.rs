@@ -319,8 +319,9 @@ unsafe fn short<const NR: usize, const ENC: bool>(
     let h = &key.h;
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
     let first = HPowers::COUNT - (na + nc + 1);
-    // SAFETY: `first + 3 < HPowers::LEN`, and for the message vectors
-    // `first + na + 4i + 3 <= 17` for every vector holding data (see the caller's bounds).
+    // SAFETY: used once, at `first <= 14` (at least one block of associated data), for
+    // the associated data's vector: `first + 3 < HPowers::LEN` (the message's vectors
+    // load their powers in `short_message`).
     let powers = |i: usize| unsafe { _mm512_loadu_si512(h.0.as_ptr().add(i).cast()) };
     let tag_mask = tag_mask_now::<NR>(&key.aes.rk, j0);
 
