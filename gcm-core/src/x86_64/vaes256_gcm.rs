@@ -66,25 +66,19 @@ use core::arch::x86_64::*;
 const VECS: usize = 4;
 /// The most 256-bit vectors of message [`short`] takes.
 const SHORT_VECS: usize = 7;
-/// Seal takes [`short`] up to this many blocks (with the associated data and the
-/// lengths block, at most `HPowers::COUNT` to hash); open only below one 8-block step
-/// (see there).
-const SHORT_SEAL_MAX_BLOCKS: usize = 2 * SHORT_VECS;
+/// [`short`] takes messages of up to this many blocks (with the associated data and the
+/// lengths block, at most `HPowers::COUNT` to hash), sealed or opened.
+const SHORT_MAX_BLOCKS: usize = 2 * SHORT_VECS;
 const CHUNK: usize = 16 * 2 * VECS;
 
-/// Messages shorter than this (one step), with at most `aesni_gcm::SHORT_AAD_BLOCKS`
-/// blocks of associated data, take the one-pass [`short`] path, sealed or opened.
-const ONE_PASS_BELOW: usize = CHUNK;
-
-/// Whether a seal (`ENC`) or open of `len` bytes with `aad_len` bytes of associated data
-/// takes the one-pass [`short`] path: at most `aesni_gcm::SHORT_AAD_BLOCKS` blocks of
-/// associated data, and a message below one step, or when sealing up to
-/// [`SHORT_SEAL_MAX_BLOCKS`] blocks with all of it at most `HPowers::COUNT` blocks to hash.
+/// Whether a seal or open of `len` bytes with `aad_len` bytes of associated data takes
+/// the one-pass [`short`] path: at most `aesni_gcm::SHORT_AAD_BLOCKS` blocks of
+/// associated data and [`SHORT_MAX_BLOCKS`] of message, all of it with the lengths block
+/// at most `HPowers::COUNT` blocks to hash.
 #[inline(always)]
-pub(super) fn takes_one_pass<const ENC: bool>(aad_len: usize, len: usize) -> bool {
+pub(super) fn takes_one_pass(aad_len: usize, len: usize) -> bool {
     let (na, nc) = (aad_len.div_ceil(16), len.div_ceil(16));
-    let short_seal = ENC && nc <= SHORT_SEAL_MAX_BLOCKS && na + nc < HPowers::COUNT;
-    na <= aesni_gcm::SHORT_AAD_BLOCKS && (len < ONE_PASS_BELOW || short_seal)
+    na <= aesni_gcm::SHORT_AAD_BLOCKS && nc <= SHORT_MAX_BLOCKS && na + nc < HPowers::COUNT
 }
 
 kernel_entry_points!(
@@ -141,7 +135,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    if takes_one_pass::<ENC>(aad.len(), io.len) {
+    if takes_one_pass(aad.len(), io.len) {
         // SAFETY: forwarded contract; the sizes are checked above.
         return unsafe { short::<NR, ENC>(key, load_j0(j0), aad, io) };
     }
@@ -164,7 +158,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
     tag_from(&key.h, x, lens_hashed, aad.len(), io.len, tag_mask)
 }
 
-/// A whole short message (see [`SHORT_SEAL_MAX_BLOCKS`]), with associated data of at most
+/// A whole short message (see [`SHORT_MAX_BLOCKS`]), with associated data of at most
 /// `aesni_gcm::SHORT_AAD_BLOCKS` blocks: the message's counter blocks in as few 256-bit
 /// vectors as hold them (see [`short_message`]), `E(J0)` beside them in a 128-bit chain
 /// (or, for a seal of one block, in the high lane of the message's vector), and every
@@ -183,8 +177,12 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
 /// / 130-133 -> 74-78 / 81-84, 127 B 230-266 / 214-217 -> 100-104 / 113-117. Seal from
 /// 8 blocks: 128 B 113-116 -> 84-87, 160 B 159 -> 90-91, 192 B 162-165 -> 107-110, 224
 /// B 175 -> 120 (AES-256 128 B 130-133 -> 103-107, 224 B 198 -> 133-146). Open from 8
-/// blocks stays on the step, which hashes as it decrypts: this path opened 128, 192 and
-/// 224 bytes 0-10% slower (208 B 10% faster).
+/// blocks stayed on the step, which hashes as it decrypts, while this path kept the
+/// message in stack arrays (it opened 128, 192 and 224 bytes 0-10% slower then); with
+/// the vectors in registers (`short_message`) it takes them too: same machine, TSC ticks
+/// per call as measured there, AES-128 / AES-256 open, step -> this path: 128 B 143 /
+/// 158 -> 95 / 110, 160 B 205 / 185 -> 101 / 121, 192 B 181 / 195 -> 110 / 130, 224 B
+/// 191 / 207 -> 128 / 149.
 ///
 /// Two first versions were slower: with the data copied into stack buffers and loaded
 /// from them in 32-byte vectors (loads that span several smaller stores, which the store
@@ -194,7 +192,7 @@ unsafe fn gcm<const NR: usize, const ENC: bool>(
 ///
 /// # Safety
 /// `io` satisfies the contract of [`InOut::new`]; the message is at most
-/// [`SHORT_SEAL_MAX_BLOCKS`] blocks, the associated data at most
+/// [`SHORT_MAX_BLOCKS`] blocks, the associated data at most
 /// `aesni_gcm::SHORT_AAD_BLOCKS`, and the two together fewer than `HPowers::COUNT`.
 #[inline]
 #[target_feature(enable = "vaes,vpclmulqdq,avx2,avx,aes,pclmulqdq,ssse3,sse4.1")]

@@ -254,22 +254,25 @@ const PAIR_MIN_LEN: usize = 2048;
 /// - AES-256, 16 B 91 / 84 against 74 / 68; 64 B 100 / 103 against 91 / 84; 96 B
 ///   113 / 110 against 87 / 94; 127 B 107 / 110 against 104 / 117.
 ///
-/// Seals of up to 14 blocks go there too: the 256-bit kernel seals them in the same one
-/// pass (`vaes256_gcm::takes_one_pass` decides, for both kernels). Same method, this
-/// kernel's paths against the 256-bit one's, AES-128 / AES-256 seal: 128 B 91-94 /
+/// Seals and opens of up to 14 blocks go there too: the 256-bit kernel does them in the
+/// same one pass (`vaes256_gcm::takes_one_pass` decides, for both kernels). Same method,
+/// this kernel's paths against the 256-bit one's, AES-128 / AES-256 seal: 128 B 91-94 /
 /// 110-113 against 78 / 94; 160 B 107-110 / 126-130 against 91-94 / 113-117; 208 B
 /// 136-139 / 178-182 against 107 / 133; 224 B 136 / 175-178 against 107 / 130 (192 B
-/// AES-256 within noise).
+/// AES-256 within noise). Opens of 8 to 14 blocks stayed here while the 256-bit path
+/// kept its message in stack arrays (this kernel was ahead then: 176 B AES-128 100
+/// against 136); with its vectors in registers, TSC ticks per call (the 20th percentile
+/// of 40 runs of 50000 calls back to back in place, best of three alternated processes)
+/// AES-128 / AES-256, here against there: 128 B 99 / 112 against 95 / 109, 160 B 110 /
+/// 131 against 102 / 122, 224 B 193 / 203 against 127 / 148.
 ///
-/// Opens from 128 bytes on stay here: at 128 to 192 bytes this kernel is ahead (176 B
-/// AES-128 100 against 136); from 256 bytes its bulk loop takes over. Left alone: opens
-/// of 13 to 16 blocks and seals of 15 and 16, about even between the two kernels with
-/// AES-128, the 256-bit one ahead with AES-256 (open 224 B 159 against 182-204, 256 B 146
-/// against 169-175). A fourth vector in this kernel's short path, as one function or
-/// as a second instance beside the three-vector one, sped up 13 to 15 blocks by about a
-/// tenth but slowed 128 to 192 bytes by as much or more (A/B in alternation, this kernel
-/// over the 256-bit one: 128 B AES-256 open 1.03-1.06 -> 1.27-1.31, 224 B seal 1.28-1.31
-/// -> 1.12-1.15); not kept.
+/// From 15 blocks this kernel's own paths run. Measured before that change and left
+/// alone: opens of 15 and 16 blocks, where the 256-bit kernel's step was ahead with
+/// AES-256 (256 B 146 against 169-175). A fourth vector in this kernel's short path, as
+/// one function or as a second instance beside the three-vector one, sped up 13 to 15
+/// blocks by about a tenth but slowed 128 to 192 bytes by as much or more (A/B in
+/// alternation, this kernel over the 256-bit one: 128 B AES-256 open 1.03-1.06 ->
+/// 1.27-1.31, 224 B seal 1.28-1.31 -> 1.12-1.15); not kept.
 ///
 /// # Safety
 /// `io` must satisfy the contract of [`InOut::new`].
@@ -282,7 +285,7 @@ pub(crate) unsafe fn seal_or_open_routed<const ENC: bool>(
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    if key.tuning.short_in_256_bits && vaes256_gcm::takes_one_pass::<ENC>(aad.len(), io.len) {
+    if key.tuning.short_in_256_bits && vaes256_gcm::takes_one_pass(aad.len(), io.len) {
         // SAFETY: forwarded contract; a `Vaes512Token` proves the 256-bit kernel's
         // features, which are a subset of its own.
         unsafe { vaes256_gcm::seal_or_open::<ENC>(key, t.vaes256(), j0, nonce96, aad, io) }
