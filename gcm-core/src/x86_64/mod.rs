@@ -407,6 +407,12 @@ impl InOut {
         Self { src, dst, len }
     }
 
+    /// The first `len` bytes of the same buffers (`len <= self.len`).
+    pub(crate) fn take(self, len: usize) -> Self {
+        assert!(len <= self.len);
+        Self { len, ..self }
+    }
+
     /// The same buffers from byte `off` on (`off <= len`).
     pub(crate) fn skip(self, off: usize) -> Self {
         assert!(off <= self.len);

@@ -285,7 +285,9 @@ pub(crate) unsafe fn seal_or_open_routed<const ENC: bool>(
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
-    if key.tuning.short_in_256_bits && vaes256_gcm::takes_one_pass(aad.len(), io.len) {
+    let short = vaes256_gcm::takes_one_pass(aad.len(), io.len)
+        || vaes256_gcm::takes_two_groups(aad.len(), io.len);
+    if key.tuning.short_in_256_bits && short {
         // SAFETY: forwarded contract; a `Vaes512Token` proves the 256-bit kernel's
         // features, which are a subset of its own.
         unsafe { vaes256_gcm::seal_or_open::<ENC>(key, t.vaes256(), j0, nonce96, aad, io) }
