@@ -297,8 +297,9 @@ unsafe fn short<const NR: usize, const ENC: bool>(
 /// 239 -> 196 / 226.
 ///
 /// Slower and not kept: the first group reduced before the second group's AES (240 B
-/// AES-128 seal 184); both groups folded into `short`, which made its seals and opens of
-/// 1 to 14 blocks 2-10 ticks slower; and the associated data's loop and the end (lengths
+/// AES-128 seal 184); both groups folded into `short` (its `short_message` instances
+/// then shared, see [`WHOLE`]), which made its seals and opens of 1 to 14 blocks 2-10
+/// ticks slower; and the associated data's loop and the end (lengths
 /// block, reduction, tag), written out here as in `short`, shared with it as two helper
 /// functions: `short`'s opens of 16 and 32 bytes took 67 ticks instead of 60.
 ///
