@@ -149,7 +149,7 @@ unsafe fn gcm_with<const NR: usize, const ENC: bool, const KARATSUBA: bool, cons
     }
     if ENC && na <= SHORT_AAD_BLOCKS && nc <= 2 * SHORT_MSG_BLOCKS && na + nc < HPowers::COUNT {
         // SAFETY: forwarded contract; the sizes are checked above.
-        return unsafe { short_two_batches::<NR, ENC>(key, j0, aad, io) };
+        return unsafe { short_two_batches::<NR>(key, j0, aad, io) };
     }
     // Seal encrypts E(J0) here (see `tag_mask_now`); open measured no better so, some
     // sizes slower (AES-128 200 B 263 -> 312 TSC ticks on Zen 4), and leaves it to LLVM.
@@ -240,7 +240,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
 /// `SHORT_AAD_BLOCKS` blocks, the message more than `SHORT_MSG_BLOCKS` and at most twice
 /// that, and the two together fewer than `HPowers::COUNT`.
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-unsafe fn short_two_batches<const NR: usize, const ENC: bool>(
+unsafe fn short_two_batches<const NR: usize>(
     key: &HwKey,
     j0: __m128i,
     aad: &[u8],
@@ -261,7 +261,7 @@ unsafe fn short_two_batches<const NR: usize, const ENC: bool>(
     );
     // SAFETY: forwarded contract (a prefix of `io`); 7 blocks.
     let tag_mask = unsafe {
-        short_message::<NR, ENC, SHORT_MSG_BLOCKS, FIRST_BATCH>(key, j0, head, &mut w, first + na)
+        short_message::<NR, true, SHORT_MSG_BLOCKS, FIRST_BATCH>(key, j0, head, &mut w, first + na)
     };
     // The rest's counters start 7 blocks on: `J0` as `short_message` takes it, moved on
     // by 7 (the 32-bit counter word, wrapping as GCM's does).
@@ -273,8 +273,8 @@ unsafe fn short_two_batches<const NR: usize, const ENC: bool>(
     macro_rules! rest {
         ($($n:literal)*) => {
             match rest.len.div_ceil(16) {
-                $($n => short_message::<NR, ENC, $n, SECOND_BATCH>(key, j0_on, rest, &mut w, first),)*
-                _ => short_message::<NR, ENC, SHORT_MSG_BLOCKS, SECOND_BATCH>(key, j0_on, rest, &mut w, first),
+                $($n => short_message::<NR, true, $n, SECOND_BATCH>(key, j0_on, rest, &mut w, first),)*
+                _ => short_message::<NR, true, SHORT_MSG_BLOCKS, SECOND_BATCH>(key, j0_on, rest, &mut w, first),
             }
         };
     }
@@ -287,9 +287,10 @@ unsafe fn short_two_batches<const NR: usize, const ENC: bool>(
 }
 
 /// Which caller a [`short_message`] instance serves (`PART`): [`short`] (the whole
-/// message) or one of [`short_two_batches`]'s batches. The instances do the same work; kept apart, each has one
-/// caller and is inlined there (shared, the compiler may call them out of line, as it did
-/// in `vaes256_gcm`, where that cost up to 9 TSC ticks a message).
+/// message) or one of [`short_two_batches`]'s batches. The instances do the same work;
+/// kept apart, each has one caller and is inlined there (shared, the compiler may call
+/// them out of line, as it did in `vaes256_gcm`, where that cost up to 9 TSC ticks a
+/// message).
 const WHOLE: u8 = 0;
 const FIRST_BATCH: u8 = 1;
 const SECOND_BATCH: u8 = 2;
