@@ -57,8 +57,8 @@ use super::clmul::{self, Wide, bswap};
 use super::counters::DeltaCursor;
 use super::partial;
 use super::{
-    AesNiToken, HPowers, HwKey, InOut, aes_ni, finish_tag, lengths_block, load_j0, load16,
-    read_tail, store16, tag_mask_now, unshared, write_tail,
+    AesNiToken, FIRST_PART, HPowers, HwKey, InOut, SECOND_PART, WHOLE, aes_ni, finish_tag,
+    lengths_block, load_j0, load16, read_tail, store16, tag_mask_now, unshared, write_tail,
 };
 use core::arch::x86_64::*;
 
@@ -261,7 +261,7 @@ unsafe fn short_two_batches<const NR: usize>(
     );
     // SAFETY: forwarded contract (a prefix of `io`); 7 blocks.
     let tag_mask = unsafe {
-        short_message::<NR, true, SHORT_MSG_BLOCKS, FIRST_BATCH>(key, j0, head, &mut w, first + na)
+        short_message::<NR, true, SHORT_MSG_BLOCKS, FIRST_PART>(key, j0, head, &mut w, first + na)
     };
     // The rest's counters start 7 blocks on: `J0` as `short_message` takes it, moved on
     // by 7 (the 32-bit counter word, wrapping as GCM's does).
@@ -273,8 +273,8 @@ unsafe fn short_two_batches<const NR: usize>(
     macro_rules! rest {
         ($($n:literal)*) => {
             match rest.len.div_ceil(16) {
-                $($n => short_message::<NR, true, $n, SECOND_BATCH>(key, j0_on, rest, &mut w, first),)*
-                _ => short_message::<NR, true, SHORT_MSG_BLOCKS, SECOND_BATCH>(key, j0_on, rest, &mut w, first),
+                $($n => short_message::<NR, true, $n, SECOND_PART>(key, j0_on, rest, &mut w, first),)*
+                _ => short_message::<NR, true, SHORT_MSG_BLOCKS, SECOND_PART>(key, j0_on, rest, &mut w, first),
             }
         };
     }
@@ -285,15 +285,6 @@ unsafe fn short_two_batches<const NR: usize>(
     store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
     tag
 }
-
-/// Which caller a [`short_message`] instance serves (`PART`): [`short`] (the whole
-/// message) or one of [`short_two_batches`]'s batches. The instances do the same work;
-/// kept apart, each has one caller and is inlined there (shared, the compiler may call
-/// them out of line, as it did in `vaes256_gcm`, where that cost up to 9 TSC ticks a
-/// message).
-const WHOLE: u8 = 0;
-const FIRST_BATCH: u8 = 1;
-const SECOND_BATCH: u8 = 2;
 
 /// The message's part of [`short`], `N` blocks, `N` a constant so that the blocks stay in
 /// registers: `E(J0)` (returned, for the tag) and the keystream as side-by-side AES
@@ -329,7 +320,7 @@ unsafe fn short_message<const NR: usize, const ENC: bool, const N: usize, const 
         *b = unsafe { partial::load_block(io.src, io.len, j) };
     }
     // The second batch has no use for `E(J0)`: its counters only.
-    let (tag_mask, keystream) = if PART == SECOND_BATCH {
+    let (tag_mask, keystream) = if PART == SECOND_PART {
         encrypt_j0_and::<NR, N, false>(&key.aes.rk, j0)
     } else {
         encrypt_j0_and::<NR, N, true>(&key.aes.rk, j0)

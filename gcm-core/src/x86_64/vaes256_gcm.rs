@@ -58,8 +58,8 @@ use super::clmul::{self, bswap, bswap_mask};
 use super::counters::DeltaCursor;
 use super::partial;
 use super::{
-    HPowers, HwKey, InOut, Vaes256Token, aesni_gcm, lengths_block, load_j0, load16, store16,
-    tag_from, tag_mask_now,
+    FIRST_PART, HPowers, HwKey, InOut, SECOND_PART, Vaes256Token, WHOLE, aesni_gcm, lengths_block,
+    load_j0, load16, store16, tag_from, tag_mask_now,
 };
 use core::arch::x86_64::*;
 
@@ -298,7 +298,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
 ///
 /// Slower and not kept: the first group reduced before the second group's AES (240 B
 /// AES-128 seal 184); both groups folded into `short` (its `short_message` instances
-/// then shared, see [`WHOLE`]), which made its seals and opens of 1 to 14 blocks 2-10
+/// then shared, see `super::WHOLE`), which made its seals and opens of 1 to 14 blocks 2-10
 /// ticks slower; and the associated data's loop and the end (lengths
 /// block, reduction, tag), written out here as in `short`, shared with it as two helper
 /// functions: `short`'s opens of 16 and 32 bytes took 67 ticks instead of 60.
@@ -333,11 +333,11 @@ unsafe fn short_two_groups<const NR: usize, const ENC: bool>(
     match m {
         // SAFETY: forwarded contract (a prefix of `io`); 7 vectors.
         14 => unsafe {
-            short_message::<NR, ENC, 7, FIRST_GROUP>(key, j0, false, group, acc, first + na)
+            short_message::<NR, ENC, 7, FIRST_PART>(key, j0, false, group, acc, first + na)
         },
         // SAFETY: forwarded contract (a prefix of `io`); 6 vectors (`m` is 12).
         _ => unsafe {
-            short_message::<NR, ENC, 6, FIRST_GROUP>(key, j0, false, group, acc, first + na)
+            short_message::<NR, ENC, 6, FIRST_PART>(key, j0, false, group, acc, first + na)
         },
     };
 
@@ -351,8 +351,8 @@ unsafe fn short_two_groups<const NR: usize, const ENC: bool>(
         ($($n:literal)*) => {
             match rest.len.div_ceil(32) {
                 0 => _mm_setzero_si128(),
-                $($n => short_message::<NR, ENC, $n, SECOND_GROUP>(key, j0_on, false, rest, &mut acc, first),)*
-                _ => short_message::<NR, ENC, { SHORT_VECS + 1 }, SECOND_GROUP>(key, j0_on, false, rest, &mut acc, first),
+                $($n => short_message::<NR, ENC, $n, SECOND_PART>(key, j0_on, false, rest, &mut acc, first),)*
+                _ => short_message::<NR, ENC, { SHORT_VECS + 1 }, SECOND_PART>(key, j0_on, false, rest, &mut acc, first),
             }
         };
     }
@@ -370,16 +370,6 @@ unsafe fn short_two_groups<const NR: usize, const ENC: bool>(
     store16(&mut tag, _mm_xor_si128(bswap(acc.reduce()), tag_mask));
     tag
 }
-
-/// Which caller a [`short_message`] instance serves (`PART`): [`short`] (the whole
-/// message) or one of [`short_two_groups`]'s groups. The instances do the same work;
-/// kept apart, each has one caller and is inlined there (about 80 KB more code in a
-/// release binary). Shared, the compiler called them out of line (the Kara sums through
-/// memory), and [`short`]'s seals of 16 and 224 bytes took 72 and 118 TSC ticks instead
-/// of 63 and 110 (Zen 4, measured as in [`short_two_groups`]).
-const WHOLE: u8 = 0;
-const FIRST_GROUP: u8 = 1;
-const SECOND_GROUP: u8 = 2;
 
 /// The message's part of [`short`] in `N` vectors, `N` a constant so that the counters,
 /// the keystream and the ciphertext stay in registers: reads the input, hashes it (open)
