@@ -241,7 +241,7 @@ pub(crate) struct Tuning {
     /// one every other cycle; see `aesni_gcm`).
     pub(crate) save_multiplies: bool,
     /// The 512-bit kernel's entry point sends the messages that the 256-bit kernel's
-    /// one-pass path takes (under 128 bytes, seals up to 14 blocks) to that kernel (AMD
+    /// one-pass paths take (up to 14 blocks, and 29 in two groups) to that kernel (AMD
     /// Zen 4; see `vaes512_gcm::seal_or_open_routed`).
     pub(crate) short_in_256_bits: bool,
     /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long

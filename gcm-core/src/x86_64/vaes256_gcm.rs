@@ -42,9 +42,10 @@
 //! 563 -> 539 (AES-256).
 //!
 //! Without AVX-512 there are no byte masks and no three-way XOR: the final partial chunk
-//! is read and written in place a block at a time (`partial`), and XORs come in pairs. A short message (below
-//! one 8-block step, or up to 14 blocks when sealing) takes a pass of its own with one
-//! reduction, its partial blocks read and written in place (`short`).
+//! is read and written in place a block at a time (`partial`), and XORs come in pairs. A
+//! short message (up to 14 blocks) takes a pass of its own with one reduction, its
+//! partial blocks read and written in place (`short`); up to 29 blocks the same pass in
+//! two groups, two reductions (`short_two_groups`).
 //!
 //! Encryption hashes the ciphertext of two steps back, read again from the output
 //! buffer, rather than the previous step's output still in registers: that would tie

@@ -266,9 +266,11 @@ const PAIR_MIN_LEN: usize = 2048;
 /// AES-128 / AES-256, here against there: 128 B 99 / 112 against 95 / 109, 160 B 110 /
 /// 131 against 102 / 122, 224 B 193 / 203 against 127 / 148.
 ///
-/// From 15 blocks this kernel's own paths run. Measured before that change and left
-/// alone: opens of 15 and 16 blocks, where the 256-bit kernel's step was ahead with
-/// AES-256 (256 B 146 against 169-175). A fourth vector in this kernel's short path, as
+/// So do seals and opens of 15 to 29 blocks, in that kernel's two groups
+/// (`vaes256_gcm::takes_two_groups`; measured against this kernel's paths there, at
+/// `short_two_groups`); beyond them this kernel's own paths run. Earlier, with those
+/// paths, opens of 15 and 16 blocks ran faster on the 256-bit kernel's step with AES-256
+/// (256 B 146 against 169-175). A fourth vector in this kernel's short path, as
 /// one function or as a second instance beside the three-vector one, sped up 13 to 15
 /// blocks by about a tenth but slowed 128 to 192 bytes by as much or more (A/B in
 /// alternation, this kernel over the 256-bit one: 128 B AES-256 open 1.03-1.06 ->
