@@ -768,8 +768,19 @@ impl KaraSum {
 /// lengths block, in the form [`lengths_block`] gives, `n` at most 15), that block too,
 /// last: the whole GHASH, the blocks by `H^(n+1-j)` and the lengths by `H`, still one
 /// reduction.
+///
+/// `x`, the running hash, arrives last (at the end of the bulk loop's chain of
+/// reductions), so it does not join the blocks' sum: it is multiplied by its power in a
+/// 128-bit product of its own and added after the reductions, which shortens the chain
+/// from it to the tag (a 128-bit multiply and reduction instead of a 512-bit one, and the
+/// lane sum). When it was added to the first block, measured on an AMD EPYC Zen 4
+/// (family 25 model 17), TSC ticks per call (20th percentile of 40 runs of 50000 calls
+/// in place, best of three processes), AD 13 bytes, AES-128 / AES-256, before -> after:
+/// open 1296 B 392 / 440 -> 375 / 430, 1350 B 401 / 448 -> 385 / 445, 4112 B 859 /
+/// 1010 -> 833 / 1003; seals within 1%. (The same in the 256-bit kernel's tail changed
+/// nothing there.)
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,avx2")]
+#[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,avx2,pclmulqdq")]
 fn hash_tail(
     h: &HPowers,
     x: __m128i,
@@ -791,13 +802,9 @@ fn hash_tail(
         // (`first` is one less with `lens`, and `n` then at most 15);
         // lanes past the data multiply zero blocks by the padding or spare powers.
         let hp = unsafe { _mm512_loadu_si512(h.0.as_ptr().add(first + 4 * i).cast()) };
-        let mut d = bswap512(v[i]);
-        if i == 0 {
-            d = _mm512_xor_si512(d, _mm512_zextsi128_si512(x));
-        }
-        w.mul_add(d, hp);
+        w.mul_add(bswap512(v[i]), hp);
     }
-    w.reduce()
+    _mm_xor_si128(w.reduce(), super::clmul::mont_mul(x, h.0[first]))
 }
 
 /// Round keys broadcast to all four lanes.
