@@ -257,37 +257,7 @@ impl GcmKey {
     ) -> Result<[u8; TAG_LEN], Error> {
         check_lengths(nonce, aad.len(), buf.len())?;
         let j0 = self.pre_counter_block(nonce);
-        Ok(match &*self.engine {
-            #[cfg(target_arch = "x86_64")]
-            Engine::Vaes512(k, t) => {
-                let io = raw(buf);
-                // SAFETY: `io` comes from an `InOutBuf` (valid, in place or disjoint); the
-                // token proves the CPU features.
-                unsafe {
-                    vaes512_gcm::seal_or_open_routed::<true>(k, *t, j0, nonce.len() == 12, aad, io)
-                }
-            }
-            #[cfg(target_arch = "x86_64")]
-            Engine::Vaes256(k, t) => {
-                let io = raw(buf);
-                // SAFETY: as above.
-                unsafe { vaes256_gcm::seal_or_open::<true>(k, *t, j0, nonce.len() == 12, aad, io) }
-            }
-            #[cfg(target_arch = "x86_64")]
-            Engine::AesNi(k, t) => {
-                let io = raw(buf);
-                // SAFETY: as above.
-                unsafe { aesni_gcm::seal_or_open::<true>(k, *t, j0, nonce.len() == 12, aad, io) }
-            }
-            #[cfg(target_arch = "x86_64")]
-            Engine::AesNiVex(k, t) => {
-                let io = raw(buf);
-                let n96 = nonce.len() == 12;
-                // SAFETY: as above.
-                unsafe { aesni_gcm::vex::seal_or_open::<true>(k, *t, j0, n96, aad, io) }
-            }
-            Engine::Portable(k) => k.seal(&j0.to_le_bytes(), aad, buf),
-        })
+        Ok(self.seal_or_open::<true>(j0, nonce.len() == 12, aad, buf))
     }
 
     /// Decrypts from the input of `buf` to its output if `tag` authenticates the message.
@@ -308,36 +278,7 @@ impl GcmKey {
             return Err(Error::InvalidTagLength);
         }
         let j0 = self.pre_counter_block(nonce);
-        let expected = match &*self.engine {
-            #[cfg(target_arch = "x86_64")]
-            Engine::Vaes512(k, t) => {
-                let io = raw(buf.reborrow());
-                // SAFETY: `io` comes from an `InOutBuf`; the token proves the CPU features.
-                unsafe {
-                    vaes512_gcm::seal_or_open_routed::<false>(k, *t, j0, nonce.len() == 12, aad, io)
-                }
-            }
-            #[cfg(target_arch = "x86_64")]
-            Engine::Vaes256(k, t) => {
-                let io = raw(buf.reborrow());
-                // SAFETY: as above.
-                unsafe { vaes256_gcm::seal_or_open::<false>(k, *t, j0, nonce.len() == 12, aad, io) }
-            }
-            #[cfg(target_arch = "x86_64")]
-            Engine::AesNi(k, t) => {
-                let io = raw(buf.reborrow());
-                // SAFETY: as above.
-                unsafe { aesni_gcm::seal_or_open::<false>(k, *t, j0, nonce.len() == 12, aad, io) }
-            }
-            #[cfg(target_arch = "x86_64")]
-            Engine::AesNiVex(k, t) => {
-                let io = raw(buf.reborrow());
-                let n96 = nonce.len() == 12;
-                // SAFETY: as above.
-                unsafe { aesni_gcm::vex::seal_or_open::<false>(k, *t, j0, n96, aad, io) }
-            }
-            Engine::Portable(k) => k.open(&j0.to_le_bytes(), aad, buf.reborrow()),
-        };
+        let expected = self.seal_or_open::<false>(j0, nonce.len() == 12, aad, buf.reborrow());
         // The accept bit is the one secret-derived value that becomes public here; the
         // `ct` annotation tells valgrind so under `ct-check` and is a no-op otherwise.
         let accept = crate::ct::declassify(tags_equal(&expected[..tag.len()], tag));
@@ -397,6 +338,49 @@ impl GcmKey {
                 unsafe { aesni_gcm::vex::ctr(k, *t, counter_block, public, io) }
             }
             Engine::Portable(k) => k.apply_ctr(counter_block, buf.into()),
+        }
+    }
+
+    /// The back end's seal (`ENC`) or open from the pre-counter block `j0` (`nonce96`:
+    /// made from a 96-bit nonce, so its counter is public): the tag, or on open the
+    /// expected tag. Always inlined into the four entry points, so that the buffer's
+    /// pointers and length reach the kernel from registers (see [`Self::seal_inout`]).
+    #[inline(always)]
+    fn seal_or_open<const ENC: bool>(
+        &self,
+        j0: u128,
+        nonce96: bool,
+        aad: &[u8],
+        buf: InOutBuf<'_, '_, u8>,
+    ) -> [u8; TAG_LEN] {
+        match &*self.engine {
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes512(k, t) => {
+                let io = raw(buf);
+                // SAFETY: `io` comes from an `InOutBuf` (valid, in place or disjoint); the
+                // token proves the CPU features.
+                unsafe { vaes512_gcm::seal_or_open_routed::<ENC>(k, *t, j0, nonce96, aad, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Vaes256(k, t) => {
+                let io = raw(buf);
+                // SAFETY: as above.
+                unsafe { vaes256_gcm::seal_or_open::<ENC>(k, *t, j0, nonce96, aad, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNi(k, t) => {
+                let io = raw(buf);
+                // SAFETY: as above.
+                unsafe { aesni_gcm::seal_or_open::<ENC>(k, *t, j0, nonce96, aad, io) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::AesNiVex(k, t) => {
+                let io = raw(buf);
+                // SAFETY: as above.
+                unsafe { aesni_gcm::vex::seal_or_open::<ENC>(k, *t, j0, nonce96, aad, io) }
+            }
+            Engine::Portable(k) if ENC => k.seal(&j0.to_le_bytes(), aad, buf),
+            Engine::Portable(k) => k.open(&j0.to_le_bytes(), aad, buf),
         }
     }
 
@@ -661,6 +645,56 @@ mod tests {
                     let r = ours.open_inout(nonce, aad, buf, &bad);
                     assert_eq!(r, Err(Error::AuthenticationFailed), "{what}");
                     assert!(out[..len].iter().all(|&b| b == 0), "{what}: output zeroed");
+                }
+            }
+        }
+    }
+
+    /// `new_or_portable` (the constructor `aes-gcm-vaes` builds its keys with) makes the
+    /// key `new_with_backend` makes, on every back end and key size, and falls back to
+    /// the portable back end only where the CPU lacks the one asked for.
+    #[test]
+    fn counter_wraps_inside_every_kernel_path() {
+        let key: [u8; 32] = core::array::from_fn(|i| (i * 11 + 3) as u8);
+        let data: [u8; 2100] = core::array::from_fn(|i| (i * 37 % 241) as u8);
+        let aad: [u8; 40] = core::array::from_fn(|i| (i * 5) as u8);
+        let (starts, lens): (&[u32], &[usize]) = if cfg!(miri) {
+            (&[0xffff_fff8], &[17, 600])
+        } else {
+            (
+                &[
+                    0xffff_ffd0,
+                    0xffff_ffe5,
+                    0xffff_fff0,
+                    0xffff_fffe,
+                    0xffff_ffff,
+                ],
+                &[
+                    1, 16, 31, 100, 128, 224, 240, 255, 300, 464, 480, 600, 672, 673, 1000, 2100,
+                ],
+            )
+        };
+        for backend in Backend::available() {
+            for (key_len, aad_len) in [(16, 13), (32, 40), (24, 0)] {
+                let ours = GcmKey::new_with_backend(&key[..key_len], backend).unwrap();
+                let reference = GcmKey::new_with_backend(&key[..key_len], Backend::Portable);
+                let reference = reference.unwrap();
+                let aad = &aad[..aad_len];
+                for (&start, &len) in starts.iter().flat_map(|s| lens.iter().map(move |l| (s, l))) {
+                    let what = label(backend, key_len, len);
+                    let mut block = [0xa5u8; 16];
+                    block[12..].copy_from_slice(&start.to_be_bytes());
+                    let j0 = u128::from_le_bytes(block);
+                    let mut expected = data;
+                    let buf = InOutBuf::from(&mut expected[..len]);
+                    let tag = reference.seal_or_open::<true>(j0, false, aad, buf);
+                    let mut sealed = data;
+                    let buf = InOutBuf::from(&mut sealed[..len]);
+                    let t = ours.seal_or_open::<true>(j0, false, aad, buf);
+                    assert_eq!((t, &sealed[..len]), (tag, &expected[..len]), "{what}");
+                    let buf = InOutBuf::from(&mut sealed[..len]);
+                    let t = ours.seal_or_open::<false>(j0, false, aad, buf);
+                    assert_eq!((t, &sealed[..len]), (tag, &data[..len]), "{what}: open");
                 }
             }
         }
