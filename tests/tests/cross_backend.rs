@@ -116,11 +116,12 @@ fn every_message_length_up_to_1024() {
 
 #[test]
 fn short_messages_with_short_aad() {
-    // Every message length up to 15 blocks, with associated data around the bounds of the
-    // kernels' one-reduction paths for short messages (up to 4 blocks of it): every
-    // partial block in place, with and without the associated data's own partial block.
+    // Every message length up to 45 blocks, with associated data around the bounds of the
+    // kernels' one-pass paths for short messages (up to 4 blocks of it; one group to 14
+    // blocks, two to 29, seals in more groups to 42): every partial block in place, with
+    // and without the associated data's own partial block.
     let mut rng = Rng::new(4);
-    for msg_len in 0..=512 {
+    for msg_len in 0..=720 {
         for aad_len in [0, 1, 13, 16, 17, 31, 32, 48, 63, 64, 65] {
             check_one(
                 &mut rng,
@@ -223,7 +224,7 @@ fn other_nonce_lengths_every_back_end() {
         let all = keys(&key);
         let reference = GcmKey::new_with_backend(&key, Backend::Portable).unwrap();
         for nonce_len in [1, 8, 13, 16, 60] {
-            for msg_len in [0, 15, 16, 255, 256, 257, 1024 + 17, 4096, 5000] {
+            for msg_len in [0, 15, 16, 255, 256, 257, 600, 1024 + 17, 4096, 5000] {
                 let nonce = rng.bytes(nonce_len);
                 let aad = rng.bytes(13);
                 let msg = rng.bytes(msg_len);

@@ -57,7 +57,7 @@ use super::clmul::{self, Wide, bswap};
 use super::counters::DeltaCursor;
 use super::partial;
 use super::{
-    AesNiToken, FIRST_PART, HPowers, HwKey, InOut, SECOND_PART, WHOLE, aes_ni, finish_tag,
+    AesNiToken, FIRST_PART, HPowers, HwKey, InOut, LAST_PART, WHOLE, aes_ni, finish_tag,
     lengths_block, load_j0, load16, read_tail, store16, tag_mask_now, unshared, write_tail,
 };
 use core::arch::x86_64::*;
@@ -223,7 +223,7 @@ unsafe fn short<const NR: usize, const ENC: bool>(
 /// rest, the second independent of the first. Before, these seals ran the bulk loop:
 /// three reductions one after the other and its tail buffer. TSC ticks per call on an
 /// AMD EPYC Zen 4 (family 25 model 17), this back end forced, measured as in
-/// `vaes256_gcm::short_two_groups`, AD 13 bytes, AES-128 / AES-256, bulk -> here: 128 B
+/// `vaes256_gcm::short_groups`, AD 13 bytes, AES-128 / AES-256, bulk -> here: 128 B
 /// 199 / 196 -> 169 / 197, 144 B 279 / 316 -> 174 / 205, 160 B 280 / 323 -> 184 / 217,
 /// 192 B 281 / 327 -> 200 / 242, 224 B 267 / 339 -> 226 / 280.
 ///
@@ -273,8 +273,8 @@ unsafe fn short_two_batches<const NR: usize>(
     macro_rules! rest {
         ($($n:literal)*) => {
             match rest.len.div_ceil(16) {
-                $($n => short_message::<NR, true, $n, SECOND_PART>(key, j0_on, rest, &mut w, first),)*
-                _ => short_message::<NR, true, SHORT_MSG_BLOCKS, SECOND_PART>(key, j0_on, rest, &mut w, first),
+                $($n => short_message::<NR, true, $n, LAST_PART>(key, j0_on, rest, &mut w, first),)*
+                _ => short_message::<NR, true, SHORT_MSG_BLOCKS, LAST_PART>(key, j0_on, rest, &mut w, first),
             }
         };
     }
@@ -320,7 +320,7 @@ unsafe fn short_message<const NR: usize, const ENC: bool, const N: usize, const 
         *b = unsafe { partial::load_block(io.src, io.len, j) };
     }
     // The second batch has no use for `E(J0)`: its counters only.
-    let (tag_mask, keystream) = if PART == SECOND_PART {
+    let (tag_mask, keystream) = if PART == LAST_PART {
         encrypt_j0_and::<NR, N, false>(&key.aes.rk, j0)
     } else {
         encrypt_j0_and::<NR, N, true>(&key.aes.rk, j0)

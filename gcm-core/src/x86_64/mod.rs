@@ -241,8 +241,9 @@ pub(crate) struct Tuning {
     /// one every other cycle; see `aesni_gcm`).
     pub(crate) save_multiplies: bool,
     /// The 512-bit kernel's entry point sends the messages that the 256-bit kernel's
-    /// one-pass paths take (up to 14 blocks, and 29 in two groups) to that kernel (AMD
-    /// Zen 4; see `vaes512_gcm::seal_or_open_routed`).
+    /// one-pass paths take (up to 14 blocks, 29 in two groups, and seals of up to 42 in
+    /// more groups that are not whole 16-block steps) to that kernel (AMD Zen 4; see
+    /// `vaes512_gcm::seal_or_open_routed`).
     pub(crate) short_in_256_bits: bool,
     /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long
     /// AES-128 message instead of once per 16, multiplying the first 16 by `H^32..H^17`
@@ -390,16 +391,18 @@ pub(crate) fn wipe(v: &mut [__m128i]) {
 }
 
 /// Which caller an instance of a kernel's `short_message` serves (its `PART`
-/// parameter): the one-pass short path with the whole message (`WHOLE`), or the first
-/// or second part of a message that path takes in two (`vaes256_gcm::short_two_groups`,
-/// `aesni_gcm::short_two_batches`). The instances do the same work; kept apart, each has
-/// one caller and is inlined there (in `vaes256_gcm` about 80 KB more code in a release
-/// binary). Shared, the compiler called them out of line (the sums through memory), and
-/// `vaes256_gcm::short`'s seals of 16 and 224 bytes took 72 and 118 TSC ticks instead of
-/// 63 and 110 (Zen 4, measured as in `short_two_groups`).
+/// parameter): the one-pass short path with the whole message (`WHOLE`), or a part of a
+/// message that path takes in groups or batches (`vaes256_gcm::short_groups`,
+/// `aesni_gcm::short_two_batches`): the first, a middle one, the last. The instances do
+/// the same work; kept apart, each has one caller and is inlined there (in `vaes256_gcm`
+/// about 80 KB more code in a release binary). Shared, the compiler called them out of
+/// line (the sums through memory), and `vaes256_gcm::short`'s seals of 16 and 224 bytes
+/// took 72 and 118 TSC ticks instead of 63 and 110 (Zen 4, measured as in
+/// `short_groups`).
 pub(crate) const WHOLE: u8 = 0;
 pub(crate) const FIRST_PART: u8 = 1;
-pub(crate) const SECOND_PART: u8 = 2;
+pub(crate) const LAST_PART: u8 = 2;
+pub(crate) const MIDDLE_PART: u8 = 3;
 
 /// Source and destination of a bulk operation: either the same buffer (in place) or two
 /// buffers that do not overlap, each valid for `len` bytes.
