@@ -111,8 +111,8 @@ pub(super) fn takes_two_groups(aad_len: usize, len: usize) -> bool {
 /// processes), AD 13 bytes, AES-128 / AES-256, step -> here: seal 480 B 251 / 278 -> 227
 /// / 262, 512 B 248 / 263 -> 232 / 268, 544 B 274 / 296 -> 238 / 273, 608 B 280 / 310 ->
 /// 258 / 296, 672 B 294 / 324 -> 274 / 317, 704 B 295 / 332 -> 292 / 337, 768 B 306 /
-/// 336 -> 302 / 348, 1024 B 359 -> 379. Opens, which the step hashes as it decrypts,
-/// lost from 32 blocks on (512 B 227 -> 253, 640 B 256 -> 291).
+/// 336 -> 302 / 348, 1024 B (AES-128) 359 -> 379. Opens, which the step hashes as it
+/// decrypts, lost from 32 blocks on (512 B 227 -> 253, 640 B 256 -> 291).
 #[inline(always)]
 pub(super) fn takes_more_groups(aad_len: usize, len: usize) -> bool {
     let (na, nc) = (aad_len.div_ceil(16), len.div_ceil(16));
