@@ -592,9 +592,9 @@ mod tests {
     /// lag of two batches and the steps after it that hash what it left: on the 256-bit
     /// kernel opens of 481, 589 and 657 bytes, and seals of 673 and 913; its short
     /// paths, up to 14 blocks in one group, 255 to 464 bytes in two, and seals of 481 to
-    /// 672 in more), 96-bit and other nonces, and a rejected tag. Small enough to run under Miri, where it checks the kernels'
-    /// raw-pointer loads and stores (see `.ci/miri.sh`); natively, the cross-back-end
-    /// tests go much further.
+    /// 672 in more), 96-bit and other nonces, and a rejected tag. Small enough to run
+    /// under Miri, where it checks the kernels' raw-pointer loads and stores (see
+    /// `.ci/miri.sh`); natively, the cross-back-end tests go much further.
     #[test]
     fn every_buffer_shape_against_the_portable_back_end() {
         let key: [u8; 32] = core::array::from_fn(|i| (i * 7 + 1) as u8);
