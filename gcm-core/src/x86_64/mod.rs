@@ -423,12 +423,14 @@ impl InOut {
     }
 
     /// The first `len` bytes of the same buffers (`len <= self.len`).
+    #[inline(always)]
     pub(crate) fn take(self, len: usize) -> Self {
         assert!(len <= self.len);
         Self { len, ..self }
     }
 
     /// The same buffers from byte `off` on (`off <= len`).
+    #[inline(always)]
     pub(crate) fn skip(self, off: usize) -> Self {
         assert!(off <= self.len);
         // The pointers stay inside (or one past) their allocations.
