@@ -1203,6 +1203,24 @@ unsafe fn bulk_with<
     let mut ctrs = Counters::new(base, rk[0], public);
     let none = [_mm512_setzero_si512(); VECS];
     let mut off = 0;
+    // A seal that ends in a tail makes the tail's keystream in its last whole step (in
+    // program order before it) rather than after the loop: the tail's hash then waits
+    // for its loads and one XOR, not for ten or more AES rounds issued after the loop.
+    // Measured on an AMD EPYC Zen 4 (family 25 model 17), TSC ticks per call (the 20th
+    // percentile of 40 runs of 50000 calls in place, best of three alternated
+    // processes), AD 13 bytes, AES-128 / AES-256 seal: 784 B 298 / 349 -> 282 / 330,
+    // 1296 B 389 / 457 -> 371 / 444, 1350 B 396 / 471 -> 385 / 459, 1552 B 435 / 515 ->
+    // 418 / 499, 4112 B (AES-256) 1070 -> 1048; whole steps (1280 B, 1536 B) and opens
+    // within 1%. The pairs' loop keeps it after: made in its last step, 2064 B and 4112
+    // B (AES-128) were no faster (501 -> 512, 842 -> 853). Made as a `#[target_feature]`
+    // function, LLVM called it out of line, the loop's vectors spilled around the call,
+    // and nothing was gained.
+    let tail_blocks = if ENC && HASH {
+        (io.len % CHUNK).div_ceil(16)
+    } else {
+        0
+    };
+    let mut keystream = None;
 
     if ENC && HASH {
         if io.len >= CHUNK {
@@ -1271,6 +1289,12 @@ unsafe fn bulk_with<
                 carry.set(p_low.kara(Some(high_sum)).wide().reduce_lanes());
             }
             while !PAIR && off + CHUNK <= io.len {
+                if tail_blocks != 0 && off + 2 * CHUNK > io.len {
+                    // The counters after this step's.
+                    let ctr = _mm512_add_epi32(ctrs.le(), inc(16));
+                    // SAFETY: this function has the kernel's features.
+                    keystream = Some(unsafe { tail_keystream::<NR>(&rk, ctr, tail_blocks) });
+                }
                 let hash_in = carry.added_to(hash_input(&pending));
                 // SAFETY: `off + CHUNK <= io.len`.
                 let input = unsafe { load4(io, off) };
@@ -1408,16 +1432,20 @@ unsafe fn bulk_with<
         .filter(|_| HASH && rem <= 16 * (HPowers::COUNT - 1))
         .map(|(aad_len, len)| lengths_block(aad_len, len));
     // SAFETY: `off + rem == io.len`.
-    let x = unsafe { tail::<NR, ENC, HASH>(&key.h, &rk, ctr, x, io.skip(off), rem, lens) };
+    let x = unsafe { tail::<NR, ENC, HASH>(&key.h, &rk, ctr, x, io.skip(off), lens, keystream) };
     (x, lens.is_some())
 }
 
-/// The last `rem` (1..256) bytes, with byte-masked loads and stores; with `lens` (the
-/// associated data's and the message's lengths; `rem` at most 15 blocks), their block hashed in the same reduction, so that what is returned
-/// is the whole GHASH (see [`hash_tail`]).
+/// The last `io.len` (1..256) bytes, with byte-masked loads and stores; with `lens` (the
+/// associated data's and the message's lengths; `io.len` at most 15 blocks), their block
+/// hashed in the same reduction, so that what is returned is the whole GHASH (see
+/// [`hash_tail`]). `keystream` is the tail's, if the caller made it already (see
+/// [`tail_keystream`]); otherwise it is made here from the little-endian counters `ctr`,
+/// after an open's hash is issued: with its AES issued first (made by the caller), opens
+/// were 2-3% slower (Zen 4, 784 B to 1350 B, measured as in `bulk_with`).
 ///
 /// # Safety
-/// `io.len == rem`, and `io` satisfies the contract of [`InOut::new`].
+/// `io.len` is 1 to 255, and `io` satisfies the contract of [`InOut::new`].
 #[inline]
 #[target_feature(
     enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx512vl,avx2,aes,pclmulqdq,ssse3,sse4.1"
@@ -1428,9 +1456,10 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
     ctr: __m512i,
     mut x: __m128i,
     io: InOut,
-    rem: usize,
     lens: Option<__m128i>,
+    keystream: Option<[__m512i; VECS]>,
 ) -> __m128i {
+    let rem = io.len;
     let masks: [__mmask64; VECS] = core::array::from_fn(|i| byte_mask(rem, i));
     let input: [__m512i; VECS] = core::array::from_fn(|i| {
         if masks[i] == 0 {
@@ -1444,58 +1473,11 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
     if HASH && !ENC {
         x = hash_tail(h, x, &input, n, lens);
     }
-    // Only as many vectors as hold data go through AES: short messages pay for one.
-    let none = [_mm512_setzero_si512(); VECS];
-    let no_carry = Carry::<false> {
-        lanes: none[0],
-        h16: none[0],
-    };
-    let out: [__m512i; VECS] = match n.div_ceil(4) {
-        1 => widen(
-            stitched::<NR, false, 1, false>(
-                rk,
-                counters(ctr, rk[0]),
-                &[input[0]],
-                &none,
-                &Powers::unused(),
-                &no_carry,
-            )
-            .0,
-        ),
-        2 => widen(
-            stitched::<NR, false, 2, false>(
-                rk,
-                counters(ctr, rk[0]),
-                &[input[0], input[1]],
-                &none,
-                &Powers::unused(),
-                &no_carry,
-            )
-            .0,
-        ),
-        3 => widen(
-            stitched::<NR, false, 3, false>(
-                rk,
-                counters(ctr, rk[0]),
-                &[input[0], input[1], input[2]],
-                &none,
-                &Powers::unused(),
-                &no_carry,
-            )
-            .0,
-        ),
-        _ => {
-            stitched::<NR, false, 4, false>(
-                rk,
-                counters(ctr, rk[0]),
-                &input,
-                &none,
-                &Powers::unused(),
-                &no_carry,
-            )
-            .0
-        }
-    };
+    let keystream = keystream.unwrap_or_else(|| {
+        // SAFETY: this function has the kernel's features.
+        unsafe { tail_keystream::<NR>(rk, ctr, n) }
+    });
+    let out: [__m512i; VECS] = core::array::from_fn(|i| _mm512_xor_si512(keystream[i], input[i]));
     for i in 0..VECS {
         if masks[i] != 0 {
             // SAFETY: as for the loads, on the output.
@@ -1510,6 +1492,55 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
         x = hash_tail(h, x, &ct, n, lens);
     }
     x
+}
+
+/// The keystream of a tail of `n` (1..=16) blocks from the little-endian counters `ctr`:
+/// only as many vectors as hold data go through AES, so short tails pay for one.
+///
+/// Always inlined, so that a seal can make it inside its last whole step (see
+/// `bulk_with`); as a `#[target_feature]` function LLVM called it out of line there, with
+/// the loop's vectors spilled around the call.
+///
+/// # Safety
+/// The CPU has this kernel's features (the caller is one of its `#[target_feature]`
+/// functions).
+#[inline(always)]
+unsafe fn tail_keystream<const NR: usize>(
+    rk: &[__m512i; 15],
+    ctr: __m512i,
+    n: usize,
+) -> [__m512i; VECS] {
+    // SAFETY: the caller's contract: the CPU has the features.
+    unsafe {
+        match n.div_ceil(4) {
+            1 => widen(keystream::<NR, 1>(rk, ctr)),
+            2 => widen(keystream::<NR, 2>(rk, ctr)),
+            3 => widen(keystream::<NR, 3>(rk, ctr)),
+            _ => keystream::<NR, 4>(rk, ctr),
+        }
+    }
+}
+
+/// The keystream of `N` vectors of counters from the little-endian `ctr`.
+#[inline]
+#[target_feature(enable = "vaes,vpclmulqdq,avx512f,avx512bw,avx2")]
+fn keystream<const NR: usize, const N: usize>(rk: &[__m512i; 15], ctr: __m512i) -> [__m512i; N] {
+    let zero = _mm512_setzero_si512();
+    let no_carry = Carry::<false> {
+        lanes: zero,
+        h16: zero,
+    };
+    let none = [zero; VECS];
+    let counters = counters(ctr, rk[0]);
+    stitched::<NR, false, N, false>(
+        rk,
+        counters,
+        &[zero; N],
+        &none,
+        &Powers::unused(),
+        &no_carry,
+    )
+    .0
 }
 
 #[inline(always)]
