@@ -148,9 +148,9 @@ unsafe fn gcm_with<const NR: usize, const ENC: bool, const KARATSUBA: bool, cons
         // SAFETY: forwarded contract; the sizes are checked above.
         return unsafe { short::<NR, ENC>(key, j0, aad, io) };
     }
-    if ENC && na <= SHORT_AAD_BLOCKS && nc <= 2 * SHORT_MSG_BLOCKS && na + nc < HPowers::COUNT {
+    if na <= SHORT_AAD_BLOCKS && nc <= 2 * SHORT_MSG_BLOCKS && na + nc < HPowers::COUNT {
         // SAFETY: forwarded contract; the sizes are checked above.
-        return unsafe { short_two_batches::<NR>(key, j0, aad, io) };
+        return unsafe { short_two_batches::<NR, ENC>(key, j0, aad, io) };
     }
     // Seal encrypts E(J0) here (see `tag_mask_now`); open measured no better so, some
     // sizes slower (AES-128 200 B 263 -> 312 TSC ticks on Zen 4), and leaves it to LLVM.
@@ -168,8 +168,8 @@ unsafe fn gcm_with<const NR: usize, const ENC: bool, const KARATSUBA: bool, cons
 
 /// Associated data of up to 4 blocks and messages of up to 7 take the short path: with
 /// `J0`, at most 8 AES blocks, and at most 12 blocks to hash, within the 16 powers. So
-/// do seals of up to 14 blocks whose blocks to hash fit the 16 powers, their AES in two
-/// batches of at most 8 ([`short_two_batches`]).
+/// do seals and opens of up to 14 blocks whose blocks to hash fit the 16 powers, their
+/// AES in two batches of at most 8 ([`short_two_batches`]).
 pub(super) const SHORT_AAD_BLOCKS: usize = 4;
 const SHORT_MSG_BLOCKS: usize = 7;
 
@@ -218,9 +218,9 @@ unsafe fn short<const NR: usize, const ENC: bool>(
     tag
 }
 
-/// A seal of 8 to 14 blocks whose blocks to hash (with the associated data and the
-/// lengths block) fit the 16 powers: as [`short`], one sum and one reduction, with the
-/// AES in two batches of side-by-side chains, `J0` and the first 7 blocks, then the
+/// A seal or open of 8 to 14 blocks whose blocks to hash (with the associated data and
+/// the lengths block) fit the 16 powers: as [`short`], one sum and one reduction, with
+/// the AES in two batches of side-by-side chains, `J0` and the first 7 blocks, then the
 /// rest, the second independent of the first. Before, these seals ran the bulk loop:
 /// three reductions one after the other and its tail buffer. TSC ticks per call on an
 /// AMD EPYC Zen 4 (family 25 model 17), this back end forced, measured as in
@@ -228,20 +228,24 @@ unsafe fn short<const NR: usize, const ENC: bool>(
 /// 199 / 196 -> 169 / 197, 144 B 279 / 316 -> 174 / 205, 160 B 280 / 323 -> 184 / 217,
 /// 192 B 281 / 327 -> 200 / 242, 224 B 267 / 339 -> 226 / 280.
 ///
-/// Opens stay on the bulk loop, which hashes as it decrypts: through here, in this
-/// function or inside [`short`], they ran 1-20% faster with AES-128 and up to 9% slower
-/// with AES-256 (224 B 261 -> 285), depending on how the compiler laid out the two
-/// batches' registers (16 of them, 15 round keys). Inside [`short`], the seals were as
-/// fast, but `short`'s own AES-256 messages of 16 bytes took 2 ticks more. The
-/// associated data's loop and the end are written out as in [`short`] for the same
-/// reason (in `vaes256_gcm`, shared as helper functions, they cost the short path).
+/// Opens first stayed on the bulk loop, which hashes as it decrypts: through here they
+/// then ran 1-20% faster with AES-128 but up to 9% slower with AES-256 (224 B 261 ->
+/// 285), depending on how the compiler laid out the two batches' registers (16 of them,
+/// 15 round keys). Measured again after the bulk loop's tail changed (its keystream made
+/// before the batches, the partial block masked in a register), same method, bulk ->
+/// here: AES-128 / AES-256 open 128 B 163 / 231 -> 141 / 164, 144 B 193 / 259 -> 151 /
+/// 174, 160 B 206 / 260 -> 161 / 188, 192 B 221 / 250 -> 189 / 222, 224 B 239 / 273 ->
+/// 215 / 262; so opens come here too. Inside [`short`], the seals were as fast, but
+/// `short`'s own AES-256 messages of 16 bytes took 2 ticks more. The associated data's
+/// loop and the end are written out as in [`short`] for the same reason (in
+/// `vaes256_gcm`, shared as helper functions, they cost the short path).
 ///
 /// # Safety
 /// `io` satisfies the contract of [`InOut::new`]; the associated data is at most
 /// `SHORT_AAD_BLOCKS` blocks, the message more than `SHORT_MSG_BLOCKS` and at most twice
 /// that, and the two together fewer than `HPowers::COUNT`.
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-unsafe fn short_two_batches<const NR: usize>(
+unsafe fn short_two_batches<const NR: usize, const ENC: bool>(
     key: &HwKey,
     j0: __m128i,
     aad: &[u8],
@@ -262,7 +266,7 @@ unsafe fn short_two_batches<const NR: usize>(
     );
     // SAFETY: forwarded contract (a prefix of `io`); 7 blocks.
     let tag_mask = unsafe {
-        short_message::<NR, true, SHORT_MSG_BLOCKS, FIRST_PART>(key, j0, head, &mut w, first + na)
+        short_message::<NR, ENC, SHORT_MSG_BLOCKS, FIRST_PART>(key, j0, head, &mut w, first + na)
     };
     // The rest's counters start 7 blocks on: `J0` as `short_message` takes it, moved on
     // by 7 (the 32-bit counter word, wrapping as GCM's does).
@@ -274,8 +278,8 @@ unsafe fn short_two_batches<const NR: usize>(
     macro_rules! rest {
         ($($n:literal)*) => {
             match rest.len.div_ceil(16) {
-                $($n => short_message::<NR, true, $n, LAST_PART>(key, j0_on, rest, &mut w, first),)*
-                _ => short_message::<NR, true, SHORT_MSG_BLOCKS, LAST_PART>(key, j0_on, rest, &mut w, first),
+                $($n => short_message::<NR, ENC, $n, LAST_PART>(key, j0_on, rest, &mut w, first),)*
+                _ => short_message::<NR, ENC, SHORT_MSG_BLOCKS, LAST_PART>(key, j0_on, rest, &mut w, first),
             }
         };
     }
