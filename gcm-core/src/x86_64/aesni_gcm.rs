@@ -58,8 +58,9 @@ use super::clmul::{self, Wide, bswap};
 use super::counters::DeltaCursor;
 use super::partial;
 use super::{
-    AesNiToken, FIRST_PART, HPowers, HwKey, InOut, LAST_PART, WHOLE, aes_ni, finish_tag,
-    lengths_block, load_j0, load16, read_tail, store16, tag_mask_now, unshared, write_tail,
+    AesNiToken, FIRST_PART, HPowers, HwKey, InOut, LAST_PART, MIDDLE_PART, WHOLE, aes_ni,
+    finish_tag, lengths_block, load_j0, load16, read_tail, store16, tag_mask_now, unshared,
+    write_tail,
 };
 use core::arch::x86_64::*;
 
@@ -145,12 +146,48 @@ unsafe fn gcm_with<const NR: usize, const ENC: bool, const KARATSUBA: bool, cons
     let j0 = load_j0(j0);
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
     if na <= SHORT_AAD_BLOCKS && nc <= SHORT_MSG_BLOCKS {
+        // With AMD's tuning, messages of one or two blocks multiply in Karatsuba form
+        // (and an open hashes its input before the AES, see `short_message`). Measured
+        // as in `short_groups`, AES-128 / AES-256, schoolbook -> Karatsuba: open 1 B 70 /
+        // 75 -> 63 / 66, 16 B 66 / 75 -> 61 / 63, 32 B 72 / 78 -> 69 / 76; seals within
+        // 2 ticks. From three blocks on opens were no faster, some slower (48 B AES-256
+        // 89 -> 102, 112 B 137 -> 147).
         // SAFETY: forwarded contract; the sizes are checked above.
-        return unsafe { short::<NR, ENC>(key, j0, aad, io) };
+        return unsafe {
+            if KARATSUBA && nc <= 2 {
+                short::<NR, ENC, true>(key, j0, aad, io)
+            } else {
+                short::<NR, ENC, false>(key, j0, aad, io)
+            }
+        };
     }
     if na <= SHORT_AAD_BLOCKS && nc <= 2 * SHORT_MSG_BLOCKS && na + nc < HPowers::COUNT {
+        // With AMD's tuning, opens multiply in Karatsuba form (measured as in
+        // `short_groups`, AES-128 / AES-256, schoolbook -> Karatsuba: 128 B 143 / 164 ->
+        // 138 / 157, 192 B 185 / 220 -> 177 / 208, 224 B 212 / 264 -> 189 / 228); seals
+        // were slower so (128 B 142 / 164 -> 162 / 186, 192 B 175 / 216 -> 208 / 243).
         // SAFETY: forwarded contract; the sizes are checked above.
-        return unsafe { short_two_batches::<NR, ENC>(key, j0, aad, io) };
+        return unsafe {
+            if KARATSUBA && !ENC {
+                short_two_batches::<NR, ENC, true>(key, j0, aad, io)
+            } else {
+                short_two_batches::<NR, ENC, false>(key, j0, aad, io)
+            }
+        };
+    }
+    let m = first_group_blocks(na);
+    let most = if ENC {
+        m + HPowers::COUNT - 1
+    } else {
+        OPEN_GROUPS_MAX_BLOCKS
+    };
+    // AES-128 opens of two whole batches stay on the bulk loop, which has no tail then
+    // (Zen 4, as in `short_groups`: 221 TSC ticks there against 233 here).
+    let whole_pair = !ENC && NR == 10 && io.len == 2 * CHUNK;
+    if KARATSUBA && na <= SHORT_AAD_BLOCKS && m < nc && nc <= most && !whole_pair {
+        // SAFETY: forwarded contract; the sizes are checked above and the two short
+        // paths' checks failed.
+        return unsafe { short_groups::<NR, ENC>(key, j0, aad, io) };
     }
     // Seal encrypts E(J0) here (see `tag_mask_now`); open measured no better so, some
     // sizes slower (AES-128 200 B 263 -> 312 TSC ticks on Zen 4), and leaves it to LLVM.
@@ -169,9 +206,16 @@ unsafe fn gcm_with<const NR: usize, const ENC: bool, const KARATSUBA: bool, cons
 /// Associated data of up to 4 blocks and messages of up to 7 take the short path: with
 /// `J0`, at most 8 AES blocks, and at most 12 blocks to hash, within the 16 powers. So
 /// do seals and opens of up to 14 blocks whose blocks to hash fit the 16 powers, their
-/// AES in two batches of at most 8 ([`short_two_batches`]).
+/// AES in two batches of at most 8 ([`short_two_batches`]), and with AMD's tuning,
+/// longer ones of up to 29 blocks in two groups ([`short_groups`]).
 pub(super) const SHORT_AAD_BLOCKS: usize = 4;
 const SHORT_MSG_BLOCKS: usize = 7;
+/// [`short_groups`] takes opens of up to this many blocks (304 bytes); longer ones, from
+/// 20 blocks on, ran as fast or faster in the bulk loop, which hashes as it decrypts
+/// (measured as in [`short_groups`], AES-128 / AES-256, bulk -> groups: 320 B 281 / 313
+/// -> 279 / 311, 336 B 287 / 323 -> 287 / 320, 384 B 279 / 378 -> 320 / 386, 464 B
+/// 340 / 386 -> 344 / 383).
+const OPEN_GROUPS_MAX_BLOCKS: usize = 19;
 
 /// A whole message of a few blocks (see the bounds above): the AES of `J0` (for the tag)
 /// and of the message's counter blocks run side by side, and every GHASH input block
@@ -186,33 +230,38 @@ const SHORT_MSG_BLOCKS: usize = 7;
 /// `io` satisfies the contract of [`InOut::new`]; the associated data is at most
 /// `SHORT_AAD_BLOCKS` blocks and the message at most `SHORT_MSG_BLOCKS`.
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-unsafe fn short<const NR: usize, const ENC: bool>(
+unsafe fn short<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
     key: &HwKey,
     j0: __m128i,
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
-    let h = &key.h;
     let first = HPowers::COUNT - (na + nc + 1);
     let mut w = Wide::zero();
     for j in 0..na {
         // SAFETY: `aad` is readable; `j` is one of its blocks.
         let b = unsafe { partial::load_block(aad.as_ptr(), aad.len(), j) };
-        w.mul_add(bswap(b), h.0[first + j]);
+        mul_add_power::<KARATSUBA>(&mut w, key, bswap(b), first + j);
     }
     macro_rules! message {
         ($($n:literal)*) => {
             match nc {
                 0 => aes_ni::encrypt1::<NR>(&key.aes.rk, j0),
-                $($n => short_message::<NR, ENC, $n, WHOLE>(key, j0, io, &mut w, first + na),)*
-                _ => short_message::<NR, ENC, SHORT_MSG_BLOCKS, WHOLE>(key, j0, io, &mut w, first + na),
+                $($n => short_message::<NR, ENC, $n, WHOLE, KARATSUBA>(key, j0, io, &mut w, first + na),)*
+                _ => short_message::<NR, ENC, SHORT_MSG_BLOCKS, WHOLE, KARATSUBA>(key, j0, io, &mut w, first + na),
             }
         };
     }
     // SAFETY: forwarded contract; the message is `nc` blocks long.
     let tag_mask = unsafe { message!(1 2 3 4 5 6) };
-    w.mul_add(lengths_block(aad.len(), io.len), h.0[HPowers::COUNT - 1]);
+    mul_add_power::<KARATSUBA>(
+        &mut w,
+        key,
+        lengths_block(aad.len(), io.len),
+        HPowers::COUNT - 1,
+    );
+    let w = if KARATSUBA { w.into_schoolbook() } else { w };
     let mut tag = [0u8; 16];
     store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
     tag
@@ -245,20 +294,19 @@ unsafe fn short<const NR: usize, const ENC: bool>(
 /// `SHORT_AAD_BLOCKS` blocks, the message more than `SHORT_MSG_BLOCKS` and at most twice
 /// that, and the two together fewer than `HPowers::COUNT`.
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-unsafe fn short_two_batches<const NR: usize, const ENC: bool>(
+unsafe fn short_two_batches<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
     key: &HwKey,
     j0: __m128i,
     aad: &[u8],
     io: InOut,
 ) -> [u8; 16] {
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
-    let h = &key.h;
     let first = HPowers::COUNT - (na + nc + 1);
     let mut w = Wide::zero();
     for j in 0..na {
         // SAFETY: `aad` is readable; `j` is one of its blocks.
         let b = unsafe { partial::load_block(aad.as_ptr(), aad.len(), j) };
-        w.mul_add(bswap(b), h.0[first + j]);
+        mul_add_power::<KARATSUBA>(&mut w, key, bswap(b), first + j);
     }
     let (head, rest) = (
         io.take(16 * SHORT_MSG_BLOCKS),
@@ -266,35 +314,209 @@ unsafe fn short_two_batches<const NR: usize, const ENC: bool>(
     );
     // SAFETY: forwarded contract (a prefix of `io`); 7 blocks.
     let tag_mask = unsafe {
-        short_message::<NR, ENC, SHORT_MSG_BLOCKS, FIRST_PART>(key, j0, head, &mut w, first + na)
+        short_message::<NR, ENC, SHORT_MSG_BLOCKS, FIRST_PART, KARATSUBA>(
+            key,
+            j0,
+            head,
+            &mut w,
+            first + na,
+        )
     };
-    // The rest's counters start 7 blocks on: `J0` as `short_message` takes it, moved on
-    // by 7 (the 32-bit counter word, wrapping as GCM's does).
-    let j0_on = bswap(_mm_add_epi32(
-        bswap(j0),
-        _mm_set_epi32(0, 0, 0, SHORT_MSG_BLOCKS as i32),
-    ));
+    // The rest's counters start 7 blocks on.
+    let j0_on = counter_at(j0, 16 * SHORT_MSG_BLOCKS);
     let first = first + na + SHORT_MSG_BLOCKS;
-    macro_rules! rest {
-        ($($n:literal)*) => {
-            match rest.len.div_ceil(16) {
-                $($n => short_message::<NR, ENC, $n, LAST_PART>(key, j0_on, rest, &mut w, first),)*
-                _ => short_message::<NR, ENC, SHORT_MSG_BLOCKS, LAST_PART>(key, j0_on, rest, &mut w, first),
-            }
-        };
-    }
     // SAFETY: forwarded contract (the rest of `io`); 1 to 7 blocks.
-    unsafe { rest!(1 2 3 4 5 6) };
-    w.mul_add(lengths_block(aad.len(), io.len), h.0[HPowers::COUNT - 1]);
+    unsafe { last_part::<NR, ENC, KARATSUBA>(key, j0_on, rest, &mut w, first) };
+    mul_add_power::<KARATSUBA>(
+        &mut w,
+        key,
+        lengths_block(aad.len(), io.len),
+        HPowers::COUNT - 1,
+    );
+    let w = if KARATSUBA { w.into_schoolbook() } else { w };
     let mut tag = [0u8; 16];
     store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
     tag
 }
 
+/// The message blocks of [`short_groups`]'s first group: as many as fit beside `na`
+/// blocks of associated data within `HPowers::COUNT` powers, at most two batches of
+/// [`SHORT_MSG_BLOCKS`] (14 with up to 2 blocks of associated data, 13 with 3, 12 with
+/// 4).
+const fn first_group_blocks(na: usize) -> usize {
+    let fit = HPowers::COUNT - na;
+    if fit < 2 * SHORT_MSG_BLOCKS {
+        fit
+    } else {
+        2 * SHORT_MSG_BLOCKS
+    }
+}
+
+/// A seal or open too long for [`short_two_batches`] whose blocks after the first group
+/// ([`first_group_blocks`]) fit with the lengths block in `HPowers::COUNT` (up to 29
+/// blocks, 464 bytes, beside 1 or 2 blocks of associated data), in one pass as
+/// `vaes256_gcm::short_groups` takes them: the associated data and the first group
+/// multiplied by `H^(na + m)` down to `H^1` and reduced, the rest of the message and the
+/// lengths block by `H^(n + 1)` down to `H^1`, with the first group's sum joining as one
+/// more product by `H^(n + 1)` (GHASH's value just before the rest's first block). The
+/// AES runs in batches of at most [`SHORT_MSG_BLOCKS`] side-by-side chains, `J0` beside
+/// the first; the first group's reduction comes after the rest's AES in program order.
+/// Opens hash each batch's input before its AES (`short_message`).
+///
+/// Taken only with AMD's tuning (`KARATSUBA`), with the products in Karatsuba form,
+/// and opens only up to [`OPEN_GROUPS_MAX_BLOCKS`]; these messages ran the bulk loop and
+/// its tail before, and still do on Intel, where this path was not measured. Measured
+/// on an AMD EPYC Zen 4 (family 25 model 17), this back end forced, TSC ticks per call
+/// (the 20th percentile of 40 runs of 50000 calls back to back in place, best of three
+/// alternated processes), AD 13 bytes, AES-128 / AES-256, bulk -> here: seal 240 B 246 /
+/// 302 -> 210 / 235, 256 B 234 / 293 -> 215 / 244, 272 B 271 / 323 -> 225 / 257, 320 B
+/// 292 / 359 -> 251 / 296, 384 B 294 / 379 -> 300 / 345, 464 B 364 / 437 -> 360 / 405;
+/// open 240 B 249 / 333 -> 220 / 256, 256 B (AES-256) 317 -> 278, 272 B 252 / 343 ->
+/// 244 / 287, 304 B 271 / 349 -> 263 / 308. With schoolbook products the seals were
+/// slower than the bulk loop at most sizes (256 B 234 / 313 -> 371 / 331, 384 B 307 /
+/// 467 -> 484 / 526), and hashing an open's batches after their AES cost it 2-5% (240 B
+/// 232 / 272 against 222 / 261). Groups of 14 between the first and the last, for seals
+/// of up to 42 blocks as `vaes256_gcm::short_groups` has, were no faster than the bulk
+/// loop (480 B 372 / 453 -> 376 / 417, 512 B 364 / 434 -> 395 / 445, 672 B 460 / 525 ->
+/// 493 / 567).
+///
+/// # Safety
+/// `io` satisfies the contract of [`InOut::new`]; the associated data is at most
+/// `SHORT_AAD_BLOCKS` blocks, the message longer than [`first_group_blocks`] and shorter
+/// than that plus `HPowers::COUNT`.
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+unsafe fn short_groups<const NR: usize, const ENC: bool>(
+    key: &HwKey,
+    j0: __m128i,
+    aad: &[u8],
+    io: InOut,
+) -> [u8; 16] {
+    let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
+    let m = first_group_blocks(na);
+    debug_assert!(m < nc && nc < m + HPowers::COUNT);
+    let first = HPowers::COUNT - (na + m);
+    // Products in Karatsuba form (`true` below): only AMD's tuning takes this path.
+    let mut first_group = Wide::zero();
+    for j in 0..na {
+        // SAFETY: `aad` is readable; `j` is one of its blocks.
+        let b = unsafe { partial::load_block(aad.as_ptr(), aad.len(), j) };
+        mul_add_power::<true>(&mut first_group, key, bswap(b), first + j);
+    }
+    let w = &mut first_group;
+    let first = first + na;
+    // SAFETY: forwarded contract; the first group is `m` whole blocks of `io` (the
+    // message is longer), 7 here and `m - 7` below.
+    let tag_mask = unsafe {
+        short_message::<NR, ENC, SHORT_MSG_BLOCKS, FIRST_PART, true>(
+            key,
+            j0,
+            io.take(16 * SHORT_MSG_BLOCKS),
+            w,
+            first,
+        )
+    };
+    let second = io
+        .skip(16 * SHORT_MSG_BLOCKS)
+        .take(16 * (m - SHORT_MSG_BLOCKS));
+    let (j0_on, first_second) = (
+        counter_at(j0, 16 * SHORT_MSG_BLOCKS),
+        first + SHORT_MSG_BLOCKS,
+    );
+    // SAFETY: as above; `m - 7` is 7, 6 or 5.
+    unsafe {
+        match m {
+            14 => {
+                short_message::<NR, ENC, 7, MIDDLE_PART, true>(key, j0_on, second, w, first_second)
+            }
+            13 => {
+                short_message::<NR, ENC, 6, MIDDLE_PART, true>(key, j0_on, second, w, first_second)
+            }
+            _ => {
+                short_message::<NR, ENC, 5, MIDDLE_PART, true>(key, j0_on, second, w, first_second)
+            }
+        }
+    };
+
+    // The rest, 1 to 15 blocks: batches of 7, the last of 1 to 7.
+    let rest = io.skip(16 * m);
+    let n = rest.len.div_ceil(16);
+    let first = HPowers::COUNT - (n + 1);
+    let mut w = Wide::zero();
+    let mut done = 0;
+    while rest.len - done > 16 * SHORT_MSG_BLOCKS {
+        let batch = rest.skip(done).take(16 * SHORT_MSG_BLOCKS);
+        // SAFETY: forwarded contract (7 whole blocks of the rest).
+        unsafe {
+            short_message::<NR, ENC, SHORT_MSG_BLOCKS, MIDDLE_PART, true>(
+                key,
+                counter_at(j0, 16 * m + done),
+                batch,
+                &mut w,
+                first + done / 16,
+            )
+        };
+        done += 16 * SHORT_MSG_BLOCKS;
+    }
+    let (last, j0_on, first_last) = (
+        rest.skip(done),
+        counter_at(j0, 16 * m + done),
+        first + done / 16,
+    );
+    // SAFETY: forwarded contract (the end of `io`); 1 to 7 blocks.
+    unsafe { last_part::<NR, ENC, true>(key, j0_on, last, &mut w, first_last) };
+    let x = first_group.into_schoolbook().reduce();
+    mul_add_power::<true>(&mut w, key, x, first);
+    let lengths = lengths_block(aad.len(), io.len);
+    mul_add_power::<true>(&mut w, key, lengths, HPowers::COUNT - 1);
+    let w = w.into_schoolbook();
+    let mut tag = [0u8; 16];
+    store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
+    tag
+}
+
+/// The last part of a message taken in parts ([`short_two_batches`], [`short_groups`]):
+/// the 1 to 7 blocks of `io` from counter block `j0` on (as [`short_message`] takes it),
+/// hashed into `w` with the powers from entry `first` on. Inlined into each caller, so
+/// that each has its own `short_message` instances (see `super::LAST_PART`).
+///
+/// # Safety
+/// The CPU has this kernel's features; `io` satisfies the contract of [`InOut::new`]
+/// and is 1 to 7 blocks long.
+#[inline(always)]
+unsafe fn last_part<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
+    key: &HwKey,
+    j0: __m128i,
+    io: InOut,
+    w: &mut Wide,
+    first: usize,
+) {
+    macro_rules! last {
+        ($($n:literal)*) => {
+            match io.len.div_ceil(16) {
+                $($n => short_message::<NR, ENC, $n, LAST_PART, KARATSUBA>(key, j0, io, w, first),)*
+                _ => short_message::<NR, ENC, SHORT_MSG_BLOCKS, LAST_PART, KARATSUBA>(key, j0, io, w, first),
+            }
+        };
+    }
+    // SAFETY: forwarded contract; `io` is 1 to 7 blocks long.
+    unsafe { last!(1 2 3 4 5 6) };
+}
+
+/// `J0` as [`short_message`] takes it, moved on by the `done` bytes (whole blocks)
+/// before a batch: GCM's 32-bit counter word plus `done / 16`, wrapping as GCM's does.
+#[inline]
+#[target_feature(enable = "ssse3")]
+pub(super) fn counter_at(j0: __m128i, done: usize) -> __m128i {
+    bswap(_mm_add_epi32(
+        bswap(j0),
+        _mm_set_epi32(0, 0, 0, (done / 16) as i32),
+    ))
+}
+
 /// The message's part of [`short`], `N` blocks, `N` a constant so that the blocks stay in
-/// registers: `E(J0)` (returned, for the tag) and the keystream as side-by-side AES
-/// chains, the output written, and the ciphertext hashed into `w` with the powers from
-/// entry `first` on.
+/// registers: `E(J0)` (returned, for the tag; zero for a later part, `PART`) and the
+/// keystream as side-by-side AES chains, the output written, and the ciphertext hashed
+/// into `w` with the powers from entry `first` on, in Karatsuba form with `KARATSUBA`.
 ///
 /// With the block count known only at run time, the blocks went through stack arrays
 /// (and `J0` with up to three counters more than the message needed, the chains rounded
@@ -310,7 +532,13 @@ unsafe fn short_two_batches<const NR: usize, const ENC: bool>(
 /// As for [`short`], and the message is `N` blocks long (its last possibly partial).
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-unsafe fn short_message<const NR: usize, const ENC: bool, const N: usize, const PART: u8>(
+unsafe fn short_message<
+    const NR: usize,
+    const ENC: bool,
+    const N: usize,
+    const PART: u8,
+    const KARATSUBA: bool,
+>(
     key: &HwKey,
     j0: __m128i,
     io: InOut,
@@ -324,11 +552,20 @@ unsafe fn short_message<const NR: usize, const ENC: bool, const N: usize, const 
         // block `j < N` starts inside it.
         *b = unsafe { partial::load_block(io.src, io.len, j) };
     }
-    // The second batch has no use for `E(J0)`: its counters only.
-    let (tag_mask, keystream) = if PART == LAST_PART {
-        encrypt_j0_and::<NR, N, false>(&key.aes.rk, j0)
-    } else {
+    // An open in Karatsuba form hashes its input before the AES: its products then
+    // run while the AES units work (see `short_groups`). The schoolbook instances were
+    // measured the other way and are left so.
+    let hash_first = !ENC && KARATSUBA;
+    if hash_first {
+        for (j, &input) in input.iter().enumerate() {
+            mul_add_power::<KARATSUBA>(w, key, bswap(input), first + j);
+        }
+    }
+    // A later part has no use for `E(J0)`: its counters only.
+    let (tag_mask, keystream) = if PART == WHOLE || PART == FIRST_PART {
         encrypt_j0_and::<NR, N, true>(&key.aes.rk, j0)
+    } else {
+        encrypt_j0_and::<NR, N, false>(&key.aes.rk, j0)
     };
     for (j, (&input, &k)) in input.iter().zip(&keystream).enumerate() {
         let mut output = _mm_xor_si128(input, k);
@@ -339,10 +576,23 @@ unsafe fn short_message<const NR: usize, const ENC: bool, const N: usize, const 
         // SAFETY: the output is writable for `io.len` bytes (the caller's contract), and
         // all of the input was read above.
         unsafe { partial::store_block(io.dst, io.len, j, output) };
-        let ct = if ENC { output } else { input };
-        w.mul_add(bswap(ct), key.h.0[first + j]);
+        if !hash_first {
+            let ct = if ENC { output } else { input };
+            mul_add_power::<KARATSUBA>(w, key, bswap(ct), first + j);
+        }
     }
     tag_mask
+}
+
+/// Adds `a` times `H` to power entry `k` to `w`, in Karatsuba form with `KARATSUBA`.
+#[inline]
+#[target_feature(enable = "pclmulqdq")]
+fn mul_add_power<const KARATSUBA: bool>(w: &mut Wide, key: &HwKey, a: __m128i, k: usize) {
+    if KARATSUBA {
+        w.mul_add_karatsuba(a, key.h.0[k], key.hx.0[k]);
+    } else {
+        w.mul_add(a, key.h.0[k]);
+    }
 }
 
 /// `E(J0)` (with `J0`, else zero) and the keystream blocks `E(J0 + 1) ... E(J0 + N)`, as
@@ -1030,8 +1280,9 @@ mod tests {
     /// The bulk loop's two forms of product (Karatsuba, as AMD keys take it, and
     /// schoolbook, as Intel keys do), each in SSE and (where the CPU has AVX) VEX
     /// encoding, give the same tag and ciphertext for every key size, on lengths around
-    /// one and two batches and with the tail, whichever this CPU's keys use; and each
-    /// opens what it sealed.
+    /// one and two batches and with the tail, and on the short paths each form takes
+    /// (AMD's groups up to 304 bytes for opens and 464 for seals), whichever this CPU's
+    /// keys use; and each opens what it sealed.
     #[test]
     fn every_form_agrees() {
         let Some(t) = AesNiToken::new() else { return };
@@ -1040,10 +1291,11 @@ mod tests {
         let forms = if vex.is_some() { &all[..] } else { &all[..2] };
         let data: [u8; 1200] = core::array::from_fn(|i| (i * 37 % 249) as u8);
         let lens: &[usize] = if cfg!(miri) {
-            &[129, 300]
+            &[17, 129, 300]
         } else {
             &[
-                0, 1, 16, 111, 112, 113, 127, 128, 129, 255, 256, 257, 383, 384, 385, 1200,
+                0, 1, 16, 17, 33, 111, 112, 113, 127, 128, 129, 224, 255, 256, 257, 304, 305, 383,
+                384, 385, 464, 465, 1200,
             ]
         };
         for key_len in [16, 24, 32] {

@@ -393,7 +393,8 @@ pub(crate) fn wipe(v: &mut [__m128i]) {
 /// Which caller an instance of a kernel's `short_message` serves (its `PART`
 /// parameter): the one-pass short path with the whole message (`WHOLE`), or a part of a
 /// message that path takes in groups or batches (`vaes256_gcm::short_groups`,
-/// `aesni_gcm::short_two_batches`): the first, a middle one, the last. The instances do
+/// `aesni_gcm::short_two_batches`, `aesni_gcm::short_groups`): the first, a middle one,
+/// the last. The instances do
 /// the same work; kept apart, each has one caller and is inlined there (in `vaes256_gcm`
 /// about 80 KB more code in a release binary). Shared, the compiler called them out of
 /// line (the sums through memory), and `vaes256_gcm::short`'s seals of 16 and 224 bytes

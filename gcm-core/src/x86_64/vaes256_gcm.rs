@@ -397,7 +397,7 @@ unsafe fn short_groups<const NR: usize, const ENC: bool>(
         unsafe {
             short_message::<NR, ENC, SHORT_VECS, MIDDLE_PART>(
                 key,
-                counter_at(j0, done),
+                aesni_gcm::counter_at(j0, done),
                 false,
                 group,
                 &mut acc,
@@ -412,7 +412,7 @@ unsafe fn short_groups<const NR: usize, const ENC: bool>(
     debug_assert!(io.len - done <= 16 * (HPowers::COUNT - 1));
 
     let rest = io.skip(done);
-    let j0_on = counter_at(j0, done);
+    let j0_on = aesni_gcm::counter_at(j0, done);
     let first = HPowers::COUNT - (rest.len.div_ceil(16) + 1);
     let mut acc = Kara::zero();
     macro_rules! rest {
@@ -437,17 +437,6 @@ unsafe fn short_groups<const NR: usize, const ENC: bool>(
     let mut tag = [0u8; 16];
     store16(&mut tag, _mm_xor_si128(bswap(acc.reduce()), tag_mask));
     tag
-}
-
-/// `J0` as [`short_message`] takes it, moved on by the `done` bytes (whole blocks)
-/// before a group: GCM's 32-bit counter word plus `done / 16`, wrapping as GCM's does.
-#[inline]
-#[target_feature(enable = "avx2,ssse3,sse4.1")]
-fn counter_at(j0: __m128i, done: usize) -> __m128i {
-    bswap(_mm_add_epi32(
-        bswap(j0),
-        _mm_set_epi32(0, 0, 0, (done / 16) as i32),
-    ))
 }
 
 /// The message's part of [`short`] in `N` vectors, `N` a constant so that the counters,
