@@ -1212,9 +1212,8 @@ unsafe fn bulk_with<
     // 1296 B 389 / 457 -> 371 / 444, 1350 B 396 / 471 -> 385 / 459, 1552 B 435 / 515 ->
     // 418 / 499, 4112 B (AES-256) 1070 -> 1048; whole steps (1280 B, 1536 B) and opens
     // within 1%. The pairs' loop keeps it after: made in its last step, 2064 B and 4112
-    // B (AES-128) were no faster (501 -> 512, 842 -> 853). Made as a `#[target_feature]`
-    // function, LLVM called it out of line, the loop's vectors spilled around the call,
-    // and nothing was gained.
+    // B (AES-128) were no faster (501 -> 512, 842 -> 853). (`tail_keystream` says why it
+    // is not a `#[target_feature]` function.)
     let tail_blocks = if ENC && HASH {
         (io.len % CHUNK).div_ceil(16)
     } else {
@@ -1499,7 +1498,7 @@ unsafe fn tail<const NR: usize, const ENC: bool, const HASH: bool>(
 ///
 /// Always inlined, so that a seal can make it inside its last whole step (see
 /// `bulk_with`); as a `#[target_feature]` function LLVM called it out of line there, with
-/// the loop's vectors spilled around the call.
+/// the loop's vectors spilled around the call, and the seal was no faster for it.
 ///
 /// # Safety
 /// The CPU has this kernel's features (the caller is one of its `#[target_feature]`
