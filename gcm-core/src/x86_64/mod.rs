@@ -394,12 +394,13 @@ pub(crate) fn wipe(v: &mut [__m128i]) {
 /// parameter): the one-pass short path with the whole message (`WHOLE`), or a part of a
 /// message that path takes in groups or batches (`vaes256_gcm::short_groups`,
 /// `aesni_gcm::short_two_batches`, `aesni_gcm::short_groups`): the first, a middle one,
-/// the last. The instances do
-/// the same work; kept apart, each has one caller and is inlined there (in `vaes256_gcm`
-/// about 80 KB more code in a release binary). Shared, the compiler called them out of
-/// line (the sums through memory), and `vaes256_gcm::short`'s seals of 16 and 224 bytes
-/// took 72 and 118 TSC ticks instead of 63 and 110 (Zen 4, measured as in
-/// `short_groups`).
+/// the last. The instances do the same work (but in `aesni_gcm` only the first and the
+/// whole encrypt `J0`); kept apart, each has one caller and can be inlined there (in
+/// `vaes256_gcm` about 80 KB more code in a release binary). Shared, the compiler
+/// called them out of line (the sums through memory), and `vaes256_gcm::short`'s seals
+/// of 16 and 224 bytes took 72 and 118 TSC ticks instead of 63 and 110 (Zen 4, measured
+/// as in `short_groups`). `aesni_gcm`'s Karatsuba instances are better out of line (see
+/// its `short_message`).
 pub(crate) const WHOLE: u8 = 0;
 pub(crate) const FIRST_PART: u8 = 1;
 pub(crate) const LAST_PART: u8 = 2;
