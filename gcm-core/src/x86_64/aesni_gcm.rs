@@ -257,16 +257,8 @@ unsafe fn short<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
     }
     // SAFETY: forwarded contract; the message is `nc` blocks long.
     let tag_mask = unsafe { message!(1 2 3 4 5 6) };
-    mul_add_power::<KARATSUBA>(
-        &mut w,
-        key,
-        lengths_block(aad.len(), io.len),
-        HPowers::COUNT - 1,
-    );
-    let w = if KARATSUBA { w.into_schoolbook() } else { w };
-    let mut tag = [0u8; 16];
-    store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
-    tag
+    // SAFETY: this function has the kernel's features.
+    unsafe { finish::<KARATSUBA>(key, w, aad.len(), io.len, tag_mask) }
 }
 
 /// A seal or open of 8 to 14 blocks whose blocks to hash (with the associated data and
@@ -288,8 +280,9 @@ unsafe fn short<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
 /// 174, 160 B 206 / 260 -> 161 / 188, 192 B 221 / 250 -> 189 / 222, 224 B 239 / 273 ->
 /// 215 / 262; so opens come here too. Inside [`short`], the seals were as fast, but
 /// `short`'s own AES-256 messages of 16 bytes took 2 ticks more. The associated data's
-/// loop and the end are written out as in [`short`] for the same reason (in
-/// `vaes256_gcm`, shared as helper functions, they cost the short path).
+/// loop is written out as in [`short`] for the same reason (in `vaes256_gcm`, shared as
+/// helper functions, it and the end cost the short path); the end is [`finish`], always
+/// inlined (measured the same as written out, within a tick, 16 to 304 bytes).
 ///
 /// # Safety
 /// `io` satisfies the contract of [`InOut::new`]; the associated data is at most
@@ -329,16 +322,33 @@ unsafe fn short_two_batches<const NR: usize, const ENC: bool, const KARATSUBA: b
     let first = first + na + SHORT_MSG_BLOCKS;
     // SAFETY: forwarded contract (the rest of `io`); 1 to 7 blocks.
     unsafe { last_part::<NR, ENC, KARATSUBA>(key, j0_on, rest, &mut w, first) };
-    mul_add_power::<KARATSUBA>(
-        &mut w,
-        key,
-        lengths_block(aad.len(), io.len),
-        HPowers::COUNT - 1,
-    );
-    let w = if KARATSUBA { w.into_schoolbook() } else { w };
-    let mut tag = [0u8; 16];
-    store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
-    tag
+    // SAFETY: this function has the kernel's features.
+    unsafe { finish::<KARATSUBA>(key, w, aad.len(), io.len, tag_mask) }
+}
+
+/// The end of the short paths: the lengths block by `H`, one reduction, the tag.
+/// Inlined into each (as a `#[target_feature]` function shared by them it could be
+/// called out of line, which cost `vaes256_gcm`'s short path; see `short_two_batches`).
+///
+/// # Safety
+/// The CPU has this kernel's features.
+#[inline(always)]
+unsafe fn finish<const KARATSUBA: bool>(
+    key: &HwKey,
+    mut w: Wide,
+    aad_len: usize,
+    len: usize,
+    tag_mask: __m128i,
+) -> [u8; 16] {
+    // SAFETY: the caller guarantees the kernel's features.
+    unsafe {
+        let lengths = lengths_block(aad_len, len);
+        mul_add_power::<KARATSUBA>(&mut w, key, lengths, HPowers::COUNT - 1);
+        let w = if KARATSUBA { w.into_schoolbook() } else { w };
+        let mut tag = [0u8; 16];
+        store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
+        tag
+    }
 }
 
 /// The message blocks of [`short_groups`]'s first group: as many as fit beside `na`
@@ -468,12 +478,8 @@ unsafe fn short_groups<const NR: usize, const ENC: bool>(
     unsafe { last_part::<NR, ENC, true>(key, j0_on, last, &mut w, first_last) };
     let x = first_group.into_schoolbook().reduce();
     mul_add_power::<true>(&mut w, key, x, first);
-    let lengths = lengths_block(aad.len(), io.len);
-    mul_add_power::<true>(&mut w, key, lengths, HPowers::COUNT - 1);
-    let w = w.into_schoolbook();
-    let mut tag = [0u8; 16];
-    store16(&mut tag, _mm_xor_si128(bswap(w.reduce()), tag_mask));
-    tag
+    // SAFETY: this function has the kernel's features.
+    unsafe { finish::<true>(key, w, aad.len(), io.len, tag_mask) }
 }
 
 /// The last part of a message taken in parts ([`short_two_batches`], [`short_groups`]):
