@@ -27,6 +27,16 @@
 //! The compiler applies a constant zeroing mask as an AND after the permutation, a cycle
 //! more on the chain, so the masks reach the loop through `black_box`.
 //!
+//! Step 4 has no shorter path inside the vector unit: the mask is eight bits per 64-bit
+//! lane, and the next round wants all 64 together in every lane, so some step must cross
+//! lanes. Measured on the same Zen 4 (dependent chains in `asm!`, core cycles from an add
+//! chain): `VPSHUFBITQMB` then `KMOVQ` and `VPBROADCASTQ` 12.2 cycles; `VPSHUFBITQMB` then
+//! `VPMOVM2B` (the bits as bytes), `VGF2P8AFFINEQB` with those bytes as the matrix (each
+//! lane's eight bits packed into a byte) and `VPERMB` (byte `8j` of every lane to byte
+//! `j`) 13.0; with a zero-masked move of the bits' byte weights and `VPSADBW` to pack
+//! them instead, 13.1. `VPERMB` alone takes 5 cycles on 512-bit vectors (2 on 128-bit
+//! ones, 4 on 256-bit), `VGF2P8AFFINEQB` 3, `VPMOVM2B` about 1.
+//!
 //! The halves live in this "E layout" between rounds: byte `j` holds S-box `j`'s six
 //! inputs (bit 5 the first, as FIPS numbers them, bit 0 the sixth), bits 6 and 7 zero; a
 //! 32-bit half becomes 48 bits, each of its bits once or twice. XOR commutes with IP and
