@@ -241,11 +241,8 @@ unsafe fn short<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
     let first = HPowers::COUNT - (na + nc + 1);
     let mut w = Wide::zero();
-    for j in 0..na {
-        // SAFETY: `aad` is readable; `j` is one of its blocks.
-        let b = unsafe { partial::load_block(aad.as_ptr(), aad.len(), j) };
-        mul_add_power::<KARATSUBA>(&mut w, key, bswap(b), first + j);
-    }
+    // SAFETY: this function has the kernel's features.
+    unsafe { hash_aad::<KARATSUBA>(key, aad, first, &mut w) };
     macro_rules! message {
         ($($n:literal)*) => {
             match nc {
@@ -280,9 +277,10 @@ unsafe fn short<const NR: usize, const ENC: bool, const KARATSUBA: bool>(
 /// 174, 160 B 206 / 260 -> 161 / 188, 192 B 221 / 250 -> 189 / 222, 224 B 239 / 273 ->
 /// 215 / 262; so opens come here too. Inside [`short`], the seals were as fast, but
 /// `short`'s own AES-256 messages of 16 bytes took 2 ticks more. The associated data's
-/// loop is written out as in [`short`] for the same reason (in `vaes256_gcm`, shared as
-/// helper functions, it and the end cost the short path); the end is [`finish`], always
-/// inlined (measured the same as written out, within a tick, 16 to 304 bytes).
+/// loop and the end are [`hash_aad`] and [`finish`], always inlined (as
+/// `#[target_feature]` helpers, which may be called out of line, the two cost
+/// `vaes256_gcm`'s short path 7 ticks); written out in each path, they measured the same
+/// within a tick or two, 1 to 464 bytes.
 ///
 /// # Safety
 /// `io` satisfies the contract of [`InOut::new`]; the associated data is at most
@@ -298,11 +296,8 @@ unsafe fn short_two_batches<const NR: usize, const ENC: bool, const KARATSUBA: b
     let (na, nc) = (aad.len().div_ceil(16), io.len.div_ceil(16));
     let first = HPowers::COUNT - (na + nc + 1);
     let mut w = Wide::zero();
-    for j in 0..na {
-        // SAFETY: `aad` is readable; `j` is one of its blocks.
-        let b = unsafe { partial::load_block(aad.as_ptr(), aad.len(), j) };
-        mul_add_power::<KARATSUBA>(&mut w, key, bswap(b), first + j);
-    }
+    // SAFETY: this function has the kernel's features.
+    unsafe { hash_aad::<KARATSUBA>(key, aad, first, &mut w) };
     let (head, rest) = (
         io.take(16 * SHORT_MSG_BLOCKS),
         io.skip(16 * SHORT_MSG_BLOCKS),
@@ -324,6 +319,24 @@ unsafe fn short_two_batches<const NR: usize, const ENC: bool, const KARATSUBA: b
     unsafe { last_part::<NR, ENC, KARATSUBA>(key, j0_on, rest, &mut w, first) };
     // SAFETY: this function has the kernel's features.
     unsafe { finish::<KARATSUBA>(key, w, aad.len(), io.len, tag_mask) }
+}
+
+/// The associated data's part of the short paths: each of its blocks (the last
+/// zero-padded) multiplied by its own power, from table index `first` on, into `w`.
+/// Inlined into each, as [`finish`] is.
+///
+/// # Safety
+/// The CPU has this kernel's features.
+#[inline(always)]
+unsafe fn hash_aad<const KARATSUBA: bool>(key: &HwKey, aad: &[u8], first: usize, w: &mut Wide) {
+    for j in 0..aad.len().div_ceil(16) {
+        // SAFETY: the caller guarantees the kernel's features; `aad` is readable, and `j`
+        // is one of its blocks.
+        unsafe {
+            let b = partial::load_block(aad.as_ptr(), aad.len(), j);
+            mul_add_power::<KARATSUBA>(w, key, bswap(b), first + j);
+        }
+    }
 }
 
 /// The end of the short paths: the lengths block by `H`, one reduction, the tag.
@@ -409,11 +422,8 @@ unsafe fn short_groups<const NR: usize, const ENC: bool>(
     let first = HPowers::COUNT - (na + m);
     // Products in Karatsuba form (`true` below): only AMD's tuning takes this path.
     let mut first_group = Wide::zero();
-    for j in 0..na {
-        // SAFETY: `aad` is readable; `j` is one of its blocks.
-        let b = unsafe { partial::load_block(aad.as_ptr(), aad.len(), j) };
-        mul_add_power::<true>(&mut first_group, key, bswap(b), first + j);
-    }
+    // SAFETY: this function has the kernel's features.
+    unsafe { hash_aad::<true>(key, aad, first, &mut first_group) };
     let w = &mut first_group;
     let first = first + na;
     // SAFETY: forwarded contract; the first group is `m` whole blocks of `io` (the
