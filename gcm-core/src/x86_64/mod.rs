@@ -233,23 +233,36 @@ pub(crate) struct HXor(pub(crate) [__m128i; HPowers::LEN]);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Tuning {
     /// The 512-bit kernel spends as few multiplies as it can, because each one takes
-    /// issue slots the AES instructions need (AMD Zen 4): it adds its running hash to the
+    /// issue slots the AES instructions need (AMD Zen 4; measured faster on Intel's
+    /// AVX-512 cores too, see `backend::tuning_for_cpu`): it adds its running hash to the
     /// next iteration's first block (summing its lanes) instead of multiplying all lanes
     /// by `H^16` (see `vaes512_gcm::Carry`), and multiplies in Karatsuba form, three
     /// products per block instead of four (see `vaes512_gcm::stitched`). The 128-bit
     /// kernel's bulk loop multiplies in Karatsuba form too (AMD, whose multiplier takes
     /// one every other cycle; see `aesni_gcm`).
     pub(crate) save_multiplies: bool,
-    /// The 512-bit kernel's entry point sends the messages that the 256-bit kernel's
-    /// one-pass paths take (up to 14 blocks, 29 in two groups, and seals of up to 42 in
-    /// more groups that are not whole 16-block steps) to that kernel (AMD Zen 4; see
-    /// `vaes512_gcm::seal_or_open_routed`).
-    pub(crate) short_in_256_bits: bool,
+    /// Which short messages the 512-bit kernel's entry point sends to the 256-bit kernel
+    /// (see `vaes512_gcm::seal_or_open_routed`).
+    pub(crate) short_in_256_bits: ShortIn256Bits,
     /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long
     /// AES-128 message instead of once per 16, multiplying the first 16 by `H^32..H^17`
     /// (`HwKey::h_high`), so that its loop-carried reduction spans two iterations (AMD Zen
     /// 4 and 5; see `vaes512_gcm::PAIR_MIN_LEN`).
     pub(crate) pair_reduction: bool,
+}
+
+/// The short messages that the 512-bit kernel hands to the 256-bit one (`Tuning`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum ShortIn256Bits {
+    /// None: every message stays in the 512-bit kernel (AMD Zen 5).
+    #[default]
+    None,
+    /// Those the 256-bit kernel does in one pass, up to 14 blocks
+    /// (`vaes256_gcm::takes_one_pass`; Intel).
+    OnePass,
+    /// Those, the ones of up to 29 blocks it does in two groups, and seals of up to 42
+    /// blocks in more groups that are not whole 16-block steps (AMD Zen 4).
+    Groups,
 }
 
 /// Everything a hardware GCM kernel needs, made once per key.
