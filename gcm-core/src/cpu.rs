@@ -34,6 +34,10 @@ impl CpuFeatures {
     /// The SHA extensions (SHA-NI). No kernel here uses them: the bit is for
     /// `tls-cbc-aead`'s hash engines, which the constant-time harness hides with it.
     pub const SHA: u32 = 1 << 13;
+    /// AVX512-FP16 (CPUID leaf 7 EDX bit 23). No kernel here uses it: Intel has it on the
+    /// Golden Cove and later cores of its Xeons (Sapphire Rapids on), so it tells
+    /// `tls-cbc-aead` such a core when a hypervisor reports another model number.
+    pub const AVX512FP16: u32 = 1 << 14;
 
     /// True when every bit of `mask` is present.
     pub const fn has(self, mask: u32) -> bool {
@@ -237,6 +241,9 @@ fn probe_x86_64() -> Cpu {
         }
         if bit(leaf7.ecx, 9) {
             f |= CpuFeatures::VAES;
+        }
+        if bit(leaf7.edx, 23) {
+            f |= CpuFeatures::AVX512FP16;
         }
         if bit(leaf7.ecx, 10) {
             f |= CpuFeatures::VPCLMULQDQ;
