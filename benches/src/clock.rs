@@ -131,7 +131,10 @@ pub fn median(values: &[f64]) -> f64 {
 }
 
 /// The core's clock in GHz while it runs plain integer code, from a chain of dependent
-/// `add`s (one cycle each on every x86 core) timed in thread CPU time: the best of a few
+/// register-to-register `add`s (one cycle each on every x86 core) timed in thread CPU
+/// time. Not `add reg, imm`: Intel's cores from Golden Cove on fold a chain of those at
+/// rename, several a cycle (a Sapphire-Rapids-class Xeon gave "21 GHz" from them, 3.5 from
+/// register adds and from `imul` chains alike). The best of a few
 /// 2-millisecond runs, so that a run interrupted or sharing its core does not count.
 /// `None` off x86_64. An estimate for headers and cycles-per-byte figures, not a
 /// measurement of the clock under the vector loops (`clock-probe` gives that).
@@ -144,17 +147,19 @@ pub fn core_clock_ghz() -> Option<f64> {
             let t0 = thread_cpu_ns();
             let mut n = ADDS / 100;
             let mut x = 0u64;
+            let one = black_box(1u64);
             // SAFETY: register-only arithmetic and a counted loop; no memory, no stack.
             unsafe {
                 core::arch::asm!(
                     "2:",
                     ".rept 100",
-                    "add {x}, 1",
+                    "add {x}, {one}",
                     ".endr",
                     "dec {n}",
                     "jnz 2b",
                     x = inout(reg) x,
                     n = inout(reg) n,
+                    one = in(reg) one,
                     options(nomem, nostack),
                 );
             }

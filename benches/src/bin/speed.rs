@@ -207,6 +207,13 @@ fn cpu_description() -> String {
         (gcm_core::__Vendor::Intel, 6, 0x8f) => " (Sapphire Rapids)",
         (gcm_core::__Vendor::Intel, 6, 0xcf) => " (Emerald Rapids)",
         (gcm_core::__Vendor::Intel, 6, 0xad | 0xae) => " (Granite Rapids)",
+        // A hypervisor may report another model (seen: 0xa7, Rocket Lake, on a Xeon with
+        // AMX); AVX512-FP16 says Sapphire Rapids or later whatever the model.
+        (gcm_core::__Vendor::Intel, ..)
+            if cpu.features.has(gcm_core::__CpuFeatures::AVX512FP16) =>
+        {
+            " (AVX512-FP16: Sapphire Rapids or later)"
+        }
         _ => "",
     };
     let clock = benches::clock::core_clock_ghz()
