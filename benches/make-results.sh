@@ -85,7 +85,7 @@ fi
 
 model=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
-    grep -xE 'aes|pclmulqdq|ssse3|sse4_1|avx|avx2|vaes|vpclmulqdq|avx512f|avx512bw|avx512vl|avx512vbmi2|sha_ni' |
+    grep -xE 'aes|pclmulqdq|ssse3|sse4_1|avx|avx2|vaes|vpclmulqdq|avx512f|avx512bw|avx512vl|avx512vbmi2|avx512_fp16|sha_ni' |
     tr '\n' ' ' | sed 's/ $//')
 cores=$(nproc)
 mhz=$(grep -m1 '^cpu MHz' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
