@@ -400,18 +400,21 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         ($($f:tt),*) => { $(ct::declassify(std::is_x86_feature_detected!($f)))&&* };
     }
     #[cfg(target_arch = "x86_64")]
-    let (shani, sha512_avx2, sha512_avx512, avx2) = {
+    let (shani, shani_avx512, sha512_avx2, sha512_avx512, avx2) = {
         let shani = has!("sha", "ssse3", "sse4.1");
         let avx2 = has!("avx2");
+        let avx512vl = avx2 && has!("avx512f", "avx512vl");
         let sha512_avx2 = avx2 && has!("bmi1", "bmi2");
-        let sha512_avx512 = sha512_avx2 && has!("avx512f", "avx512vl");
-        (shani, sha512_avx2, sha512_avx512, avx2)
+        let sha512_avx512 = sha512_avx2 && avx512vl;
+        (shani, shani && avx512vl, sha512_avx2, sha512_avx512, avx2)
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let (shani, sha512_avx2, sha512_avx512, avx2) = (false, false, false, false);
+    let (shani, shani_avx512, sha512_avx2, sha512_avx512, avx2) =
+        (false, false, false, false, false);
     let aes_ni = available.contains(&Backend::AesNi);
     let runs = |hash: HashEngine| match hash {
         HashEngine::ShaNi => shani,
+        HashEngine::ShaNiAvx512 => shani_avx512,
         HashEngine::Sha512Avx2 => sha512_avx2,
         HashEngine::Sha512Avx512 => sha512_avx512,
         _ => true,
@@ -471,6 +474,11 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
     for (hash, engine, label) in [
         ("SHA-1", HashEngine::RustCrypto, "sha1 crate"),
         ("SHA-1", HashEngine::ShaNi, "sha-ni (SHA-NI)"),
+        (
+            "SHA-1",
+            HashEngine::ShaNiAvx512,
+            "sha-ni-avx512 (SHA-NI, AVX-512VL)",
+        ),
         ("SHA-256", HashEngine::RustCrypto, "sha2 crate"),
         ("SHA-256", HashEngine::ShaNi, "sha-ni (SHA-NI)"),
         ("SHA-384", HashEngine::RustCrypto, "sha2 crate"),
@@ -496,6 +504,10 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         ("AES-256-CBC-SHA1", HashEngine::ShaNi),
         ("AES-128-CBC-SHA1, implicit IV", HashEngine::ShaNi),
         ("AES-256-CBC-SHA1, implicit IV", HashEngine::ShaNi),
+        ("AES-128-CBC-SHA1", HashEngine::ShaNiAvx512),
+        ("AES-256-CBC-SHA1", HashEngine::ShaNiAvx512),
+        ("AES-128-CBC-SHA1, implicit IV", HashEngine::ShaNiAvx512),
+        ("AES-256-CBC-SHA1, implicit IV", HashEngine::ShaNiAvx512),
         ("AES-128-CBC-SHA256", HashEngine::ShaNi),
         ("AES-256-CBC-SHA256", HashEngine::ShaNi),
         ("AES-256-CBC-SHA384", HashEngine::Sha512Avx2),
@@ -544,6 +556,7 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         true,
         [
             HashEngine::ShaNi,
+            HashEngine::ShaNiAvx512,
             HashEngine::Sha512Avx2,
             HashEngine::Sha512Avx512,
         ]

@@ -14,7 +14,7 @@ use subtle::ConditionallySelectable;
 use crate::x86_64::{sha1_ni, sha256_ni, sha512::RoundForm, sha512_avx2, sha512_avx512, stitch};
 use crate::{
     ct,
-    engine::{FinishSteps, HashEngine, RoundTuning},
+    engine::{FinishSteps, HashEngine, RoundTuning, Sha1ScheduleOn},
 };
 
 /// The largest block of the supported hashes (SHA-384).
@@ -159,6 +159,17 @@ unsafe fn sha1_shani(state: &mut [u32; 5], blocks: &[u8]) {
     unsafe { sha1_ni::compress(state, blocks.as_chunks().0) }
 }
 
+/// `sha1_ni`'s compression with the schedule on AVX-512VL behind a [`Compress`]
+/// pointer.
+///
+/// # Safety
+/// The CPU must have SHA-NI and AVX-512VL.
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha1_shani_avx512(state: &mut [u32; 5], blocks: &[u8]) {
+    // SAFETY: the caller guarantees SHA-NI and AVX-512VL.
+    unsafe { sha1_ni::compress_avx512(state, blocks.as_chunks().0) }
+}
+
 /// The sha1 crate's compression behind a [`Compress`] pointer (no precondition).
 unsafe fn sha1_rustcrypto(state: &mut [u32; 5], blocks: &[u8]) {
     // MemorySanitizer does not model SHA1RNDS4, which the sha1 crate's SHA-NI
@@ -272,23 +283,32 @@ fn write_be_words(state: &[u32], out: &mut [u8]) {
 }
 
 /// The methods SHA-1 and SHA-256 share, for state type `$state`: the RustCrypto crate's
-/// compression `$rustcrypto` anywhere; where the CPU has the SHA extensions
-/// (`$available`), this crate's compression `$shani` and the stitched seal `$stitched`.
+/// compression `$rustcrypto` anywhere; and for each SHA-NI engine, where the CPU can run
+/// it (`$available`), this crate's compression `$shani` and the stitched seal
+/// `$stitched`.
 macro_rules! sha_ni_hash_methods {
-    ($state:ty, $available:path, $shani:path, $rustcrypto:path, $stitched:path) => {
+    (
+        $state:ty,
+        $rustcrypto:path,
+        $($engine:ident => ($available:path, $shani:path, $stitched:path)),+ $(,)?
+    ) => {
         fn is_available(engine: HashEngine) -> bool {
             match engine {
                 HashEngine::RustCrypto => true,
-                #[cfg(target_arch = "x86_64")]
-                HashEngine::ShaNi => $available(),
+                $(
+                    #[cfg(target_arch = "x86_64")]
+                    HashEngine::$engine => $available(),
+                )+
                 _ => false,
             }
         }
 
         fn compressor(engine: HashEngine, _: RoundTuning) -> Compress<$state> {
             match engine {
-                #[cfg(target_arch = "x86_64")]
-                HashEngine::ShaNi => $shani,
+                $(
+                    #[cfg(target_arch = "x86_64")]
+                    HashEngine::$engine => $shani,
+                )+
                 _ => $rustcrypto,
             }
         }
@@ -299,7 +319,7 @@ macro_rules! sha_ni_hash_methods {
 
         #[cfg(target_arch = "x86_64")]
         fn stitches(engine: HashEngine) -> bool {
-            engine == HashEngine::ShaNi
+            matches!(engine, $(HashEngine::$engine)|+)
         }
 
         #[cfg(target_arch = "x86_64")]
@@ -312,8 +332,14 @@ macro_rules! sha_ni_hash_methods {
             keys: stitch::AesKeys<'_>,
             iv: &mut [u8; 16],
         ) -> Option<usize> {
-            // SAFETY: the caller guarantees SHA-NI (the engine was available) and AES-NI.
-            (engine == HashEngine::ShaNi).then(|| unsafe { $stitched(state, head, data, keys, iv) })
+            match engine {
+                $(
+                    // SAFETY: the caller guarantees the engine's features (it was
+                    // available) and AES-NI.
+                    HashEngine::$engine => Some(unsafe { $stitched(state, head, data, keys, iv) }),
+                )+
+                _ => None,
+            }
         }
     };
 }
@@ -333,12 +359,25 @@ impl HashAlg for Sha1 {
     ];
     const RUSTCRYPTO_CRATE: &'static str = "sha1 crate";
 
+    /// `ShaNiAvx512` where [`Sha1ScheduleOn`] says and the CPU has it; else the first
+    /// other engine in [`HashEngine::ALL`] that runs.
+    fn best_engine() -> HashEngine {
+        let on_vectors = Sha1ScheduleOn::for_cpu(gcm_core::__this_cpu()) == Sha1ScheduleOn::Vectors;
+        if on_vectors && Self::is_available(HashEngine::ShaNiAvx512) {
+            return HashEngine::ShaNiAvx512;
+        }
+        HashEngine::ALL
+            .into_iter()
+            .filter(|&e| e != HashEngine::ShaNiAvx512)
+            .find(|&e| Self::is_available(e))
+            .unwrap_or(HashEngine::RustCrypto)
+    }
+
     sha_ni_hash_methods!(
         [u32; 5],
-        sha1_ni::available,
-        sha1_shani,
         sha1_rustcrypto,
-        stitch::sha1_ni
+        ShaNi => (sha1_ni::available, sha1_shani, stitch::sha1_ni),
+        ShaNiAvx512 => (sha1_ni::available_avx512, sha1_shani_avx512, stitch::sha1_ni_avx512),
     );
 }
 
@@ -362,10 +401,8 @@ impl HashAlg for Sha256 {
 
     sha_ni_hash_methods!(
         [u32; 8],
-        sha256_ni::available,
-        sha256_shani,
         sha256_rustcrypto,
-        stitch::sha256_ni
+        ShaNi => (sha256_ni::available, sha256_shani, stitch::sha256_ni),
     );
 }
 

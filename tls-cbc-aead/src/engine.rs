@@ -23,6 +23,12 @@ pub enum HashEngine {
     /// This crate's SHA-1 or SHA-256 on the SHA extensions (x86_64 with SHA-NI and
     /// SSE4.1). Seal can stitch AES-CBC into it.
     ShaNi,
+    /// This crate's SHA-1 with its rounds on the SHA extensions and its message schedule
+    /// on AVX-512VL rotations and XORs instead of `SHA1MSG1`/`SHA1MSG2` (x86_64 with
+    /// SHA-NI and AVX-512VL; SHA-1 only). Keys take it on Intel's cores from Golden Cove
+    /// on, whose SHA unit issues `SHA1MSG2` once every 4 cycles; elsewhere they take
+    /// `ShaNi`. Seal can stitch AES-CBC into it.
+    ShaNiAvx512,
     /// This crate's SHA-512 (for SHA-384) on AVX2 and BMI1/BMI2. Seal can stitch AES-CBC
     /// into it.
     Sha512Avx2,
@@ -32,19 +38,23 @@ pub enum HashEngine {
 }
 
 impl HashEngine {
-    /// Every engine, fastest first.
-    pub const ALL: [HashEngine; 4] = [
+    /// Every engine. A key takes the first its hash and CPU can run, except that SHA-1
+    /// takes `ShaNiAvx512` only on the cores it was made for (and `ShaNi` elsewhere).
+    pub const ALL: [HashEngine; 5] = [
         HashEngine::Sha512Avx512,
         HashEngine::Sha512Avx2,
         HashEngine::ShaNi,
+        HashEngine::ShaNiAvx512,
         HashEngine::RustCrypto,
     ];
 
-    /// A short lowercase name: `rustcrypto`, `sha-ni`, `sha512-avx2` or `sha512-avx512`.
+    /// A short lowercase name: `rustcrypto`, `sha-ni`, `sha-ni-avx512`, `sha512-avx2` or
+    /// `sha512-avx512`.
     pub const fn name(self) -> &'static str {
         match self {
             HashEngine::RustCrypto => "rustcrypto",
             HashEngine::ShaNi => "sha-ni",
+            HashEngine::ShaNiAvx512 => "sha-ni-avx512",
             HashEngine::Sha512Avx2 => "sha512-avx2",
             HashEngine::Sha512Avx512 => "sha512-avx512",
         }
@@ -171,31 +181,74 @@ impl RoundTuning {
     /// 7.14 / 6.38, `znver3` 6.31 / 6.38 (a tie, as on Zen 4), but `alderlake` and
     /// `sapphirerapids` 7.00 / 8.81: the split follows the number of integer ALUs, which
     /// is what the two forms trade against latency.
+    ///
+    /// A hypervisor may report another model: a KVM guest of a Xeon with AMX and
+    /// AVX512-FP16 (Sapphire Rapids or later) reported model 0xa7 (Rocket Lake, whose
+    /// Cypress Cove cores have four ALUs), and sealed / opened AES-256-CBC-SHA384 2-3% /
+    /// 4% faster with the short chain (ours / OpenSSL's composition in the `speed` tool,
+    /// 1350 B and 16 KiB, five rounds, three alternated runs: seal 1.53-1.59 / 1.50-1.56
+    /// -> 1.59-1.63 / 1.53-1.57, open 1.15-1.17 / 1.05-1.09 -> 1.20-1.22 / 1.11-1.12):
+    /// [`intel_golden_cove_or_later`] goes by AVX512-FP16 as well as by the model.
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
-        // Family 6 models with Golden Cove or later performance cores: Alder Lake (0x97,
-        // 0x9a), Raptor Lake (0xb7, 0xba, 0xbf), Meteor Lake (0xaa, 0xac), Lunar Lake
-        // (0xbd), Arrow Lake (0xc5, 0xc6), Sapphire Rapids (0x8f), Emerald Rapids (0xcf),
-        // Granite Rapids (0xad, 0xae). The parts with only efficiency cores (Alder Lake-N,
-        // Sierra Forest) have four ALUs and are left out. Later families are assumed to
-        // keep five.
-        const FIVE_ALU_MODELS: [u8; 14] = [
-            0x97, 0x9a, 0xb7, 0xba, 0xbf, 0xaa, 0xac, 0xbd, 0xc5, 0xc6, 0x8f, 0xcf, 0xad, 0xae,
-        ];
-        // A hypervisor may report another model: a KVM guest of a Xeon with AMX and
-        // AVX512-FP16 (Sapphire Rapids or later) reported model 0xa7 (Rocket Lake, whose
-        // Cypress Cove cores have four ALUs), and sealed / opened AES-256-CBC-SHA384
-        // 2-3% / 4% faster with the short chain (ours / OpenSSL's composition in the
-        // `speed` tool, 1350 B and 16 KiB, five rounds, three alternated runs: seal
-        // 1.53-1.59 / 1.50-1.56 -> 1.59-1.63 / 1.53-1.57, open 1.15-1.17 / 1.05-1.09 ->
-        // 1.20-1.22 / 1.11-1.12). AVX512-FP16 marks those cores whatever the model says.
-        let golden_cove_xeon = cpu.features.has(gcm_core::__CpuFeatures::AVX512FP16);
-        let five_alus = cpu.vendor == gcm_core::__Vendor::Intel
-            && (cpu.family > 6
-                || (cpu.family == 6 && (FIVE_ALU_MODELS.contains(&cpu.model) || golden_cove_xeon)));
-        if five_alus {
+        if intel_golden_cove_or_later(cpu) {
             RoundTuning::ShortChain
         } else {
             RoundTuning::FewestOps
+        }
+    }
+}
+
+/// Intel's performance cores from Golden Cove on (five integer ALUs, and a SHA unit slow
+/// at `SHA1MSG2`), from the family and model, or from AVX512-FP16 where a hypervisor
+/// reports a model of its own.
+fn intel_golden_cove_or_later(cpu: gcm_core::__Cpu) -> bool {
+    // Family 6 models with Golden Cove or later performance cores: Alder Lake (0x97,
+    // 0x9a), Raptor Lake (0xb7, 0xba, 0xbf), Meteor Lake (0xaa, 0xac), Lunar Lake (0xbd),
+    // Arrow Lake (0xc5, 0xc6), Sapphire Rapids (0x8f), Emerald Rapids (0xcf), Granite
+    // Rapids (0xad, 0xae). The parts with only efficiency cores (Alder Lake-N, Sierra
+    // Forest) have four ALUs and are left out. Later families are assumed to keep five.
+    const GOLDEN_COVE_OR_LATER: [u8; 14] = [
+        0x97, 0x9a, 0xb7, 0xba, 0xbf, 0xaa, 0xac, 0xbd, 0xc5, 0xc6, 0x8f, 0xcf, 0xad, 0xae,
+    ];
+    // AVX512-FP16: Sapphire Rapids on; fused off on the client parts, which the model
+    // list covers. Not on Rocket Lake (0xa7), the model such a guest reported.
+    let fp16_xeon = cpu.features.has(gcm_core::__CpuFeatures::AVX512FP16);
+    cpu.vendor == gcm_core::__Vendor::Intel
+        && (cpu.family > 6
+            || (cpu.family == 6 && (GOLDEN_COVE_OR_LATER.contains(&cpu.model) || fp16_xeon)))
+}
+
+/// Where SHA-1's message schedule runs, chosen per CPU when a key is made: on the SHA
+/// extensions' `SHA1MSG1`/`SHA1MSG2` ([`HashEngine::ShaNi`]), or on AVX vector
+/// operations ([`HashEngine::ShaNiAvx512`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sha1ScheduleOn {
+    ShaMsg,
+    Vectors,
+}
+
+impl Sha1ScheduleOn {
+    /// On vectors on Intel's cores from Golden Cove on, on `SHA1MSG2` elsewhere. (The
+    /// vector schedule needs AVX-512VL: Alder Lake and the other client parts, whose
+    /// AVX-512 is fused off, run `ShaNi` all the same.)
+    ///
+    /// Measured on an Intel Xeon with AVX512-FP16 and AMX (a KVM guest reporting family 6
+    /// model 0xa7): `SHA1MSG2` issues once every 4 cycles there (`SHA1RNDS4` once every
+    /// 3, on another port), and its 6-cycle latency chains the schedule from group to
+    /// group. In a stand-alone copy of the loops, cycles a 64-byte block: the compression
+    /// 119 with `SHA1MSG2`, 99 with the schedule on AVX-512VL; the stitched
+    /// AES-128-CBC-SHA1 seal, whose AES chain alone takes 120, 138 and 121. The `speed`
+    /// tool, same run, MB/s at 1350 / 16384 bytes: AES-128-CBC-SHA1 seal 1558 / 1812
+    /// with `SHA1MSG2`, 1844 / 2091 on vectors (OpenSSL's stitched cipher 1320 / 1676);
+    /// open 1497 / 1909 and 1772 / 2298. Not measured on Ice Lake or Tiger Lake (SHA-NI,
+    /// AVX-512, four ALUs), nor on AMD, whose SHA units were not the bound there (the
+    /// stitched seal ran at the AES chain's own speed on Zen 4): those keep `SHA1MSG2`
+    /// until measured.
+    pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
+        if intel_golden_cove_or_later(cpu) {
+            Sha1ScheduleOn::Vectors
+        } else {
+            Sha1ScheduleOn::ShaMsg
         }
     }
 }
@@ -469,7 +522,7 @@ pub(crate) use suite_engine_api;
 
 #[cfg(test)]
 mod tests {
-    use super::{FinishSteps, RoundTuning, Tunings};
+    use super::{FinishSteps, RoundTuning, Sha1ScheduleOn, Tunings};
     use gcm_core::{__Cpu as Cpu, __Vendor as Vendor};
 
     /// A CPU identity with no features (the choices here look at vendor, family and model).
@@ -514,6 +567,43 @@ mod tests {
             ),
         ] {
             assert_eq!(RoundTuning::for_cpu(c), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn sha1_schedule_by_core() {
+        let (msg, vectors) = (Sha1ScheduleOn::ShaMsg, Sha1ScheduleOn::Vectors);
+        let fp16 = gcm_core::__CpuFeatures(gcm_core::__CpuFeatures::AVX512FP16);
+        for (name, c, want) in [
+            ("Zen 3", cpu(Vendor::Amd, 0x19, 0x01), msg),
+            ("Zen 4", cpu(Vendor::Amd, 0x19, 0x11), msg),
+            ("Zen 5", cpu(Vendor::Amd, 0x1a, 0x02), msg),
+            ("Ice Lake-SP", cpu(Vendor::Intel, 6, 0x6a), msg),
+            ("Tiger Lake", cpu(Vendor::Intel, 6, 0x8c), msg),
+            ("Rocket Lake", cpu(Vendor::Intel, 6, 0xa7), msg),
+            ("Alder Lake-N", cpu(Vendor::Intel, 6, 0xbe), msg),
+            ("Alder Lake", cpu(Vendor::Intel, 6, 0x97), vectors),
+            ("Sapphire Rapids", cpu(Vendor::Intel, 6, 0x8f), vectors),
+            ("Emerald Rapids", cpu(Vendor::Intel, 6, 0xcf), vectors),
+            ("Granite Rapids", cpu(Vendor::Intel, 6, 0xad), vectors),
+            (
+                "a Sapphire Rapids guest reported as Rocket Lake",
+                Cpu {
+                    features: fp16,
+                    ..cpu(Vendor::Intel, 6, 0xa7)
+                },
+                vectors,
+            ),
+            (
+                "another vendor with AVX512-FP16",
+                Cpu {
+                    features: fp16,
+                    ..cpu(Vendor::Other, 6, 0xa7)
+                },
+                msg,
+            ),
+        ] {
+            assert_eq!(Sha1ScheduleOn::for_cpu(c), want, "{name}");
         }
     }
 

@@ -35,8 +35,9 @@
 //! ```
 //!
 //! Each key runs on the fastest engines this CPU has, chosen once when it is made: AES on
-//! gcm-core's back ends; HMAC on this crate's SHA-NI SHA-1/SHA-256, or its AVX-512VL or
-//! AVX2 SHA-512 for SHA-384, else on the RustCrypto crates; and on x86_64 with AES-NI a
+//! gcm-core's back ends; HMAC on this crate's SHA-NI SHA-1/SHA-256 (SHA-1's message
+//! schedule in AVX-512VL on Intel's cores from Golden Cove on), or its AVX-512VL or AVX2
+//! SHA-512 for SHA-384, else on the RustCrypto crates; and on x86_64 with AES-NI a
 //! seal that runs the serial CBC encryption inside the hash rounds (`x86_64::stitch`).
 //! 3DES is this crate's own (`tdes`): CBC decryption many blocks at a time on the
 //! widest vectors the CPU has, CBC encryption on AVX-512 VBMI where it has that.

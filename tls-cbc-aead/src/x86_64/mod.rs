@@ -1,6 +1,7 @@
 //! The x86_64 hash engines, the stitched seal and open's MAC extraction, one file each.
 //!
-//! * `sha1_ni`, `sha256_ni`: SHA-1 and SHA-256 on the SHA extensions;
+//! * `sha1_ni`, `sha256_ni`: SHA-1 and SHA-256 on the SHA extensions (SHA-1's message
+//!   schedule on `SHA1MSG1`/`SHA1MSG2`, or on AVX-512VL for cores slow at those);
 //! * `sha512`: SHA-512 on 256-bit vectors, shared by `sha512_avx2` (AVX2 + BMI2) and
 //!   `sha512_avx512` (AVX-512VL), which differ in the message schedule's σ functions;
 //! * `stitch`: seal's inner hash on any of these with the AES-CBC chain run in its gaps;

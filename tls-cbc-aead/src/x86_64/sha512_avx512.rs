@@ -203,10 +203,11 @@ fn next_a(a: __m128i, b: __m128i, c: __m128i, t1: u64) -> __m128i {
 }
 
 /// The bitwise function of three inputs whose truth table is `TABLE`, in one `VPTERNLOG`
-/// on 128 bits: `0x96` is `a ^ b ^ c`, `0xe8` the majority `Maj(a, b, c)`.
+/// on 128 bits: `0x96` is `a ^ b ^ c`, `0xe8` the majority `Maj(a, b, c)`. (Also
+/// SHA-1's AVX-512VL message schedule's, `sha1_ni::VectorAlu`.)
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
-fn ternary_lane<const TABLE: i32>(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+pub(crate) fn ternary_lane<const TABLE: i32>(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
     // MemorySanitizer does not model VPTERNLOG (see `gcm_core::ct::msan`).
     #[cfg(ct_msan)]
     return gcm_core::ct::msan::bitwise3(a, b, c, |a, b, c| {

@@ -88,10 +88,11 @@ pub(crate) trait StitchedHash {
     unsafe fn finish(regs: Self::Regs, state: &mut Self::State);
 }
 
-/// SHA-1 on SHA-NI: one block per step, a hook every 20 rounds.
-enum Sha1Ni {}
+/// SHA-1 on SHA-NI with message schedule `S`: one block per step, a hook every 20
+/// rounds.
+struct Sha1Ni<S>(core::marker::PhantomData<S>);
 
-impl StitchedHash for Sha1Ni {
+impl<S: sha1_ni::Schedule> StitchedHash for Sha1Ni<S> {
     const BLOCK_LEN: usize = 64;
     const LENGTH_FIELD_LEN: usize = 8;
     const STEP_BLOCKS: usize = 1;
@@ -112,8 +113,8 @@ impl StitchedHash for Sha1Ni {
     }
     #[inline(always)]
     unsafe fn compress<K: Hook>(regs: &mut sha1_ni::Regs, x: [__m128i; 4], _: usize, hook: &mut K) {
-        // SAFETY: the caller guarantees SHA-NI.
-        unsafe { sha1_ni::compress_block(regs, x, hook) }
+        // SAFETY: the caller guarantees SHA-NI (and AVX-512VL, for `VectorAlu`).
+        unsafe { sha1_ni::compress_block::<S, K>(regs, x, hook) }
     }
     #[inline(always)]
     unsafe fn finish(regs: sha1_ni::Regs, state: &mut [u32; 5]) {
@@ -593,7 +594,12 @@ macro_rules! stitched_entry {
 
 stitched_entry!(
     /// HMAC-SHA1's inner hash on SHA-NI with AES-CBC (see [`inner_hash_and_encrypt`]).
-    sha1_ni, Sha1Ni, [u32; 5], "sha,sse2,ssse3,sse4.1,aes"
+    sha1_ni, Sha1Ni<sha1_ni::ShaMsg>, [u32; 5], "sha,sse2,ssse3,sse4.1,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA1's inner hash on SHA-NI, the message schedule on AVX-512VL
+    /// (`sha1_ni::VectorAlu`), with AES-CBC.
+    sha1_ni_avx512, Sha1Ni<sha1_ni::VectorAlu>, [u32; 5], "sha,sse4.1,avx2,avx512f,avx512vl,aes"
 );
 stitched_entry!(
     /// HMAC-SHA256's inner hash on SHA-NI with AES-CBC.
