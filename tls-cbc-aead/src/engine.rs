@@ -219,7 +219,7 @@ fn intel_golden_cove_or_later(cpu: gcm_core::__Cpu) -> bool {
 }
 
 /// Where SHA-1's message schedule runs, chosen per CPU when a key is made: on the SHA
-/// extensions' `SHA1MSG1`/`SHA1MSG2` ([`HashEngine::ShaNi`]), or on AVX vector
+/// extensions' `SHA1MSG1`/`SHA1MSG2` ([`HashEngine::ShaNi`]), or on AVX-512VL vector
 /// operations ([`HashEngine::ShaNiAvx512`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Sha1ScheduleOn {

@@ -92,7 +92,8 @@ pub(crate) fn load_block(block: &[u8; 64]) -> [__m128i; 4] {
 /// `w` holds at index `j % 8` for group `j` (groups `i - 8 .. i`).
 pub(crate) trait Schedule {
     /// # Safety
-    /// The CPU must have SHA-NI and SSE4.1.
+    /// The CPU must have the schedule's features: SHA-NI and SSE4.1, and AVX-512VL for
+    /// [`VectorAlu`].
     unsafe fn group(w: &[__m128i; 8], i: usize) -> __m128i;
 }
 
@@ -155,7 +156,8 @@ impl Schedule for VectorAlu {
 /// those rounds).
 ///
 /// # Safety
-/// The CPU must have SHA-NI and SSE4.1 (the features of [`compress`]).
+/// The CPU must have the features of [`compress`], or of [`compress_avx512`] for
+/// [`VectorAlu`].
 #[inline(always)]
 pub(crate) unsafe fn compress_block<S: Schedule, H: Hook>(
     regs: &mut Regs,
