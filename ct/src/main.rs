@@ -481,6 +481,11 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         ),
         ("SHA-256", HashEngine::RustCrypto, "sha2 crate"),
         ("SHA-256", HashEngine::ShaNi, "sha-ni (SHA-NI)"),
+        (
+            "SHA-256",
+            HashEngine::ShaNiAvx512,
+            "sha-ni-avx512 (SHA-NI, AVX-512VL)",
+        ),
         ("SHA-384", HashEngine::RustCrypto, "sha2 crate"),
         (
             "SHA-384",
@@ -510,6 +515,8 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         ("AES-256-CBC-SHA1, implicit IV", HashEngine::ShaNiAvx512),
         ("AES-128-CBC-SHA256", HashEngine::ShaNi),
         ("AES-256-CBC-SHA256", HashEngine::ShaNi),
+        ("AES-128-CBC-SHA256", HashEngine::ShaNiAvx512),
+        ("AES-256-CBC-SHA256", HashEngine::ShaNiAvx512),
         ("AES-256-CBC-SHA384", HashEngine::Sha512Avx2),
         ("AES-256-CBC-SHA384", HashEngine::Sha512Avx512),
     ] {

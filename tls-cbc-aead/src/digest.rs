@@ -14,7 +14,7 @@ use subtle::ConditionallySelectable;
 use crate::x86_64::{sha1_ni, sha256_ni, sha512::RoundForm, sha512_avx2, sha512_avx512, stitch};
 use crate::{
     ct,
-    engine::{FinishSteps, HashEngine, RoundTuning, Sha1ScheduleOn},
+    engine::{FinishSteps, HashEngine, RoundTuning, ShaScheduleOn},
 };
 
 /// The largest block of the supported hashes (SHA-384).
@@ -203,6 +203,17 @@ unsafe fn sha256_shani(state: &mut [u32; 8], blocks: &[u8]) {
     unsafe { sha256_ni::compress(state, blocks.as_chunks().0) }
 }
 
+/// `sha256_ni`'s compression with the schedule's first step on AVX-512VL behind a
+/// [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have SHA-NI and AVX-512VL (`sha256_ni::available_avx512`).
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha256_shani_avx512(state: &mut [u32; 8], blocks: &[u8]) {
+    // SAFETY: the caller guarantees SHA-NI and AVX-512VL.
+    unsafe { sha256_ni::compress_avx512(state, blocks.as_chunks().0) }
+}
+
 /// The sha2 crate's SHA-256 compression behind a [`Compress`] pointer (no precondition).
 unsafe fn sha256_rustcrypto(state: &mut [u32; 8], blocks: &[u8]) {
     sha2::block_api::compress256(state, blocks.as_chunks().0);
@@ -282,16 +293,31 @@ fn write_be_words(state: &[u32], out: &mut [u8]) {
     }
 }
 
-/// The methods SHA-1 and SHA-256 share, for state type `$state`: the RustCrypto crate's
-/// compression `$rustcrypto` anywhere; and for each SHA-NI engine, where the CPU can run
-/// it (`$available`), this crate's compression `$shani` and the stitched seal
-/// `$stitched`.
+/// The methods SHA-1 and SHA-256 share, for state type `$state`: the choice between the
+/// two SHA-NI engines ([`ShaScheduleOn`]); the RustCrypto crate's compression
+/// `$rustcrypto` anywhere; and for each SHA-NI engine, where the CPU can run it
+/// (`$available`), this crate's compression `$shani` and the stitched seal `$stitched`.
 macro_rules! sha_ni_hash_methods {
     (
         $state:ty,
         $rustcrypto:path,
         $($engine:ident => ($available:path, $shani:path, $stitched:path)),+ $(,)?
     ) => {
+        /// `ShaNiAvx512` where [`ShaScheduleOn`] says and the CPU has it; else the
+        /// first other engine in [`HashEngine::ALL`] that runs.
+        fn best_engine() -> HashEngine {
+            let on_vectors =
+                ShaScheduleOn::for_cpu(gcm_core::__this_cpu()) == ShaScheduleOn::Vectors;
+            if on_vectors && Self::is_available(HashEngine::ShaNiAvx512) {
+                return HashEngine::ShaNiAvx512;
+            }
+            HashEngine::ALL
+                .into_iter()
+                .filter(|&e| e != HashEngine::ShaNiAvx512)
+                .find(|&e| Self::is_available(e))
+                .unwrap_or(HashEngine::RustCrypto)
+        }
+
         fn is_available(engine: HashEngine) -> bool {
             match engine {
                 HashEngine::RustCrypto => true,
@@ -359,20 +385,6 @@ impl HashAlg for Sha1 {
     ];
     const RUSTCRYPTO_CRATE: &'static str = "sha1 crate";
 
-    /// `ShaNiAvx512` where [`Sha1ScheduleOn`] says and the CPU has it; else the first
-    /// other engine in [`HashEngine::ALL`] that runs.
-    fn best_engine() -> HashEngine {
-        let on_vectors = Sha1ScheduleOn::for_cpu(gcm_core::__this_cpu()) == Sha1ScheduleOn::Vectors;
-        if on_vectors && Self::is_available(HashEngine::ShaNiAvx512) {
-            return HashEngine::ShaNiAvx512;
-        }
-        HashEngine::ALL
-            .into_iter()
-            .filter(|&e| e != HashEngine::ShaNiAvx512)
-            .find(|&e| Self::is_available(e))
-            .unwrap_or(HashEngine::RustCrypto)
-    }
-
     sha_ni_hash_methods!(
         [u32; 5],
         sha1_rustcrypto,
@@ -403,6 +415,7 @@ impl HashAlg for Sha256 {
         [u32; 8],
         sha256_rustcrypto,
         ShaNi => (sha256_ni::available, sha256_shani, stitch::sha256_ni),
+        ShaNiAvx512 => (sha256_ni::available_avx512, sha256_shani_avx512, stitch::sha256_ni_avx512),
     );
 }
 

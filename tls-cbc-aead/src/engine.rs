@@ -23,11 +23,12 @@ pub enum HashEngine {
     /// This crate's SHA-1 or SHA-256 on the SHA extensions (x86_64 with SHA-NI and
     /// SSE4.1). Seal can stitch AES-CBC into it.
     ShaNi,
-    /// This crate's SHA-1 with its rounds on the SHA extensions and its message schedule
-    /// on AVX-512VL rotations and XORs instead of `SHA1MSG1`/`SHA1MSG2` (x86_64 with
-    /// SHA-NI and AVX-512VL; SHA-1 only). Keys take it on Intel's cores from Golden Cove
-    /// on, whose SHA unit issues `SHA1MSG2` once every 4 cycles; elsewhere they take
-    /// `ShaNi`. Seal can stitch AES-CBC into it.
+    /// This crate's SHA-1 or SHA-256 with its rounds on the SHA extensions and (part of)
+    /// its message schedule on AVX-512VL rotations and XORs: SHA-1's whole schedule
+    /// instead of `SHA1MSG1`/`SHA1MSG2`, SHA-256's σ0 instead of `SHA256MSG1` (x86_64
+    /// with SHA-NI and AVX-512VL). Keys take it on Intel's cores from Golden Cove on,
+    /// whose SHA unit issues `SHA1MSG2` and `SHA256MSG1` once every 4 cycles; elsewhere
+    /// they take `ShaNi`. Seal can stitch AES-CBC into it.
     ShaNiAvx512,
     /// This crate's SHA-512 (for SHA-384) on AVX2 and BMI1/BMI2. Seal can stitch AES-CBC
     /// into it.
@@ -39,7 +40,8 @@ pub enum HashEngine {
 
 impl HashEngine {
     /// Every engine. A key takes the first its hash and CPU can run, except that SHA-1
-    /// takes `ShaNiAvx512` only on the cores it was made for (and `ShaNi` elsewhere).
+    /// and SHA-256 take `ShaNiAvx512` only on the cores it was made for (and `ShaNi`
+    /// elsewhere).
     pub const ALL: [HashEngine; 5] = [
         HashEngine::Sha512Avx512,
         HashEngine::Sha512Avx2,
@@ -218,17 +220,18 @@ fn intel_golden_cove_or_later(cpu: gcm_core::__Cpu) -> bool {
             || (cpu.family == 6 && (GOLDEN_COVE_OR_LATER.contains(&cpu.model) || fp16_xeon)))
 }
 
-/// Where SHA-1's message schedule runs, chosen per CPU when a key is made: on the SHA
-/// extensions' `SHA1MSG1`/`SHA1MSG2` ([`HashEngine::ShaNi`]), or on AVX-512VL vector
+/// Where the message schedules of SHA-1 and SHA-256 run, chosen per CPU when a key is
+/// made: on the SHA extensions' `SHA1MSG1`/`SHA1MSG2` and `SHA256MSG1`/`SHA256MSG2`
+/// ([`HashEngine::ShaNi`]), or (SHA-1's whole, SHA-256's σ0 step) on AVX-512VL vector
 /// operations ([`HashEngine::ShaNiAvx512`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Sha1ScheduleOn {
+pub(crate) enum ShaScheduleOn {
     ShaMsg,
     Vectors,
 }
 
-impl Sha1ScheduleOn {
-    /// On vectors on Intel's cores from Golden Cove on, on `SHA1MSG2` elsewhere. (The
+impl ShaScheduleOn {
+    /// On vectors on Intel's cores from Golden Cove on, on the SHA unit elsewhere. (The
     /// vector schedule needs AVX-512VL: Alder Lake and the other client parts, whose
     /// AVX-512 is fused off, run `ShaNi` all the same.)
     ///
@@ -240,15 +243,25 @@ impl Sha1ScheduleOn {
     /// AES-128-CBC-SHA1 seal, whose AES chain alone takes 120, 138 and 121. The `speed`
     /// tool, same run, MB/s at 1350 / 16384 bytes: AES-128-CBC-SHA1 seal 1558 / 1812
     /// with `SHA1MSG2`, 1844 / 2091 on vectors (OpenSSL's stitched cipher 1320 / 1676);
-    /// open 1497 / 1909 and 1772 / 2298. Not measured on Ice Lake or Tiger Lake (SHA-NI,
-    /// AVX-512, four ALUs), nor on AMD, whose SHA units were not the bound there (the
-    /// stitched seal ran at the AES chain's own speed on Zen 4): those keep `SHA1MSG2`
-    /// until measured.
+    /// open 1497 / 1909 and 1772 / 2298.
+    ///
+    /// SHA-256, same CPU: `SHA256MSG1` also issues once every 4 cycles, on the port of
+    /// `SHA256RNDS2` (once every 3, latency 4: 128 cycles a block of dependent rounds,
+    /// the bound of both the compression and the stitched seal, whose AES-128 chain
+    /// takes 120). Its σ0 on AVX-512VL, the `speed` tool (medians of 9 rounds), MB/s at
+    /// 256 / 1350 / 8192 / 16384 bytes: AES-128-CBC-SHA256 stitched seal 939 / 1555 /
+    /// 1809 / 1805 with `SHA256MSG1`, 957 / 1613 / 1885 / 1909 with σ0 on vectors
+    /// (OpenSSL's stitched cipher 678 / 1427 / 1822 / 1860); open and AES-256 (bound by
+    /// its AES chain) within 1%.
+    ///
+    /// Not measured on Ice Lake or Tiger Lake (SHA-NI, AVX-512, four ALUs), nor on AMD,
+    /// whose SHA units were not the bound there (the stitched seal ran at the AES chain's
+    /// own speed on Zen 4): those keep the SHA unit's schedule until measured.
     pub(crate) fn for_cpu(cpu: gcm_core::__Cpu) -> Self {
         if intel_golden_cove_or_later(cpu) {
-            Sha1ScheduleOn::Vectors
+            ShaScheduleOn::Vectors
         } else {
-            Sha1ScheduleOn::ShaMsg
+            ShaScheduleOn::ShaMsg
         }
     }
 }
@@ -522,7 +535,7 @@ pub(crate) use suite_engine_api;
 
 #[cfg(test)]
 mod tests {
-    use super::{FinishSteps, RoundTuning, Sha1ScheduleOn, Tunings};
+    use super::{FinishSteps, RoundTuning, ShaScheduleOn, Tunings};
     use gcm_core::{__Cpu as Cpu, __Vendor as Vendor};
 
     /// A CPU identity with no features (the choices here look at vendor, family and model).
@@ -571,8 +584,8 @@ mod tests {
     }
 
     #[test]
-    fn sha1_schedule_by_core() {
-        let (msg, vectors) = (Sha1ScheduleOn::ShaMsg, Sha1ScheduleOn::Vectors);
+    fn sha_schedule_by_core() {
+        let (msg, vectors) = (ShaScheduleOn::ShaMsg, ShaScheduleOn::Vectors);
         let fp16 = gcm_core::__CpuFeatures(gcm_core::__CpuFeatures::AVX512FP16);
         for (name, c, want) in [
             ("Zen 3", cpu(Vendor::Amd, 0x19, 0x01), msg),
@@ -603,7 +616,7 @@ mod tests {
                 msg,
             ),
         ] {
-            assert_eq!(Sha1ScheduleOn::for_cpu(c), want, "{name}");
+            assert_eq!(ShaScheduleOn::for_cpu(c), want, "{name}");
         }
     }
 

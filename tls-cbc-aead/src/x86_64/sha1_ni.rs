@@ -216,7 +216,7 @@ pub(crate) fn compress(state: &mut [u32; 5], blocks: &[[u8; 64]]) {
 /// rotation, and sixteen registers, which spill); 99 with AVX-512VL's rotations, XORs
 /// of three and thirty-two registers. Beside an AES-128-CBC chain of 120 cycles a
 /// block (the stitched seal's loop): 138, 136 and 121. So only the AVX-512VL build is
-/// kept (see `engine::Sha1ScheduleOn` for where it runs).
+/// kept (see `engine::ShaScheduleOn` for where it runs).
 #[target_feature(enable = "sha,sse4.1,avx2,avx512f,avx512vl")]
 pub(crate) fn compress_avx512(state: &mut [u32; 5], blocks: &[[u8; 64]]) {
     // SAFETY: this function has the features (AVX2 includes SSSE3).
@@ -243,33 +243,16 @@ unsafe fn compress_with<S: Schedule>(state: &mut [u32; 5], blocks: &[[u8; 64]]) 
 mod tests {
     use super::*;
 
-    /// A compression of this file's, with its schedule's name and availability check.
-    type Build = (
-        &'static str,
-        fn() -> bool,
-        unsafe fn(&mut [u32; 5], &[[u8; 64]]),
-    );
-
     /// Both schedules, where the CPU has them.
     #[test]
     fn matches_sha1() {
-        let schedules: [Build; 2] = [
-            ("SHA1MSG2", available, compress),
-            ("AVX-512VL", available_avx512, compress_avx512),
-        ];
-        for (name, runs_here, ours) in schedules {
-            if !runs_here() {
-                std::eprintln!("skipped: the {name} schedule does not run here");
-                continue;
-            }
-            crate::x86_64::check_compression(
-                0x853c_49e6_748f_ea9bu64,
-                sha1::block_api::compress,
-                |state, blocks| {
-                    // SAFETY: `runs_here` checked the features.
-                    unsafe { ours(state, blocks) }
-                },
-            );
-        }
+        crate::x86_64::check_compressions(
+            0x853c_49e6_748f_ea9bu64,
+            sha1::block_api::compress,
+            &[
+                ("the SHA1MSG2 schedule", available, compress),
+                ("the AVX-512VL schedule", available_avx512, compress_avx512),
+            ],
+        );
     }
 }

@@ -123,10 +123,11 @@ impl<S: sha1_ni::Schedule> StitchedHash for Sha1Ni<S> {
     }
 }
 
-/// SHA-256 on SHA-NI: one block per step, a hook every 16 rounds.
-enum Sha256Ni {}
+/// SHA-256 on SHA-NI with message schedule `S`: one block per step, a hook every 16
+/// rounds.
+struct Sha256Ni<S>(core::marker::PhantomData<S>);
 
-impl StitchedHash for Sha256Ni {
+impl<S: sha256_ni::Schedule> StitchedHash for Sha256Ni<S> {
     const BLOCK_LEN: usize = 64;
     const LENGTH_FIELD_LEN: usize = 8;
     const STEP_BLOCKS: usize = 1;
@@ -152,8 +153,8 @@ impl StitchedHash for Sha256Ni {
         _: usize,
         hook: &mut K,
     ) {
-        // SAFETY: the caller guarantees SHA-NI.
-        unsafe { sha256_ni::compress_block(regs, x, hook) }
+        // SAFETY: the caller guarantees SHA-NI (and AVX-512VL, for `VectorAlu`).
+        unsafe { sha256_ni::compress_block::<S, K>(regs, x, hook) }
     }
     #[inline(always)]
     unsafe fn finish(regs: sha256_ni::Regs, state: &mut [u32; 8]) {
@@ -603,7 +604,12 @@ stitched_entry!(
 );
 stitched_entry!(
     /// HMAC-SHA256's inner hash on SHA-NI with AES-CBC.
-    sha256_ni, Sha256Ni, [u32; 8], "sha,sse2,ssse3,sse4.1,aes"
+    sha256_ni, Sha256Ni<sha256_ni::ShaMsg>, [u32; 8], "sha,sse2,ssse3,sse4.1,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA256's inner hash on SHA-NI, the message schedule's first step on
+    /// AVX-512VL (`sha256_ni::VectorAlu`), with AES-CBC.
+    sha256_ni_avx512, Sha256Ni<sha256_ni::VectorAlu>, [u32; 8], "sha,sse4.1,avx2,avx512f,avx512vl,aes"
 );
 stitched_entry!(
     /// HMAC-SHA384's inner hash on the AVX2 SHA-512 engine, rounds in form `F`, with
