@@ -248,19 +248,23 @@ unsafe fn inner_hash_and_encrypt<H: StitchedHash, const R: usize>(
     // SAFETY: the caller guarantees the features (for every `H` call below too).
     let mut regs = unsafe { H::start(state) };
     // SAFETY: `iv` is 16 readable bytes.
-    let mut chain = unsafe { _mm_loadu_si128(iv.as_ptr().cast()) };
+    let iv_block = unsafe { _mm_loadu_si128(iv.as_ptr().cast()) };
     // What enters the first block's rounds: its plaintext, the IV and the first round key;
-    // and the last round key with the first folded in (see `second_half`).
+    // and the last round key with the first folded in (see `CbcChain::second_half`).
     // SAFETY: the caller guarantees AES-NI, hence SSE2; `first` is 16 readable bytes.
-    let (mut next_in, last_first) = unsafe {
-        let next_in = match data.first_chunk::<16>() {
-            Some(first) => _mm_xor_si128(
-                _mm_xor_si128(_mm_loadu_si128(first.as_ptr().cast()), chain),
-                rk[0],
-            ),
-            None => chain,
-        };
-        (next_in, _mm_xor_si128(rk[R - 1], rk[0]))
+    let mut cbc = unsafe {
+        CbcChain {
+            rk,
+            last_first: _mm_xor_si128(rk[R - 1], rk[0]),
+            chain: iv_block,
+            next_in: match data.first_chunk::<16>() {
+                Some(first) => _mm_xor_si128(
+                    _mm_xor_si128(_mm_loadu_si128(first.as_ptr().cast()), iv_block),
+                    rk[0],
+                ),
+                None => iv_block,
+            },
+        }
     };
     let mut encrypted = 0;
     let mut k = 0;
@@ -268,17 +272,7 @@ unsafe fn inner_hash_and_encrypt<H: StitchedHash, const R: usize>(
         if k > 0 && H::STEP_BLOCKS == 1 && H::HOOKS == WHOLE_BLOCK_SLOTS {
             // SAFETY: as above.
             (k, encrypted) = unsafe {
-                whole_block_steps::<H, R>(
-                    &mut regs,
-                    data,
-                    k,
-                    whole,
-                    encrypted,
-                    rk,
-                    last_first,
-                    &mut chain,
-                    &mut next_in,
-                )
+                whole_block_steps::<H, R>(&mut regs, data, k, whole, encrypted, &mut cbc)
             };
             if k >= total {
                 break;
@@ -294,14 +288,11 @@ unsafe fn inner_hash_and_encrypt<H: StitchedHash, const R: usize>(
         // The CBC blocks of `data` wholly loaded so far, spread evenly over the hooks.
         let loaded = ((k + blocks) * b - HEAD_LEN).min(len);
         let limit = loaded / 16;
-        let (cbc, _) = data.as_chunks_mut::<16>();
+        let (blocks16, _) = data.as_chunks_mut::<16>();
         let mut hook = CbcHook {
-            rk,
-            last_first,
-            chain,
-            next_in,
-            half_done: chain,
-            blocks: &mut cbc[encrypted..],
+            cbc,
+            half_done: cbc.chain,
+            blocks: &mut blocks16[encrypted..],
             count: limit - encrypted,
             slots: blocks * H::HOOKS,
             next: 0,
@@ -309,14 +300,14 @@ unsafe fn inner_hash_and_encrypt<H: StitchedHash, const R: usize>(
         };
         // SAFETY: as above.
         unsafe { H::compress(&mut regs, x, blocks, &mut hook) };
-        (chain, next_in) = (hook.chain, hook.next_in);
+        cbc = hook.cbc;
         encrypted = limit;
         k += blocks;
     }
     // SAFETY: as above.
     unsafe { H::finish(regs, state) };
     // SAFETY: `iv` is 16 writable bytes.
-    unsafe { _mm_storeu_si128(iv.as_mut_ptr().cast(), chain) };
+    unsafe { _mm_storeu_si128(iv.as_mut_ptr().cast(), cbc.chain) };
     16 * encrypted
 }
 
@@ -337,7 +328,6 @@ unsafe fn inner_hash_and_encrypt<H: StitchedHash, const R: usize>(
 ///
 /// # Safety
 /// As [`inner_hash_and_encrypt`].
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn whole_block_steps<H: StitchedHash, const R: usize>(
     regs: &mut H::Regs,
@@ -345,14 +335,12 @@ unsafe fn whole_block_steps<H: StitchedHash, const R: usize>(
     mut k: usize,
     whole: usize,
     mut encrypted: usize,
-    rk: &[__m128i; R],
-    last_first: __m128i,
-    chain: &mut __m128i,
-    next_in: &mut __m128i,
+    cbc: &mut CbcChain<'_, R>,
 ) -> (usize, usize) {
     const SLOTS: usize = WHOLE_BLOCK_SLOTS;
     // A copy that no store to `data` can alias (see above).
-    let rk = &rk.clone();
+    let rk = &cbc.rk.clone();
+    let mut local = CbcChain { rk, ..*cbc };
     // Step `k` hashes `data[64 k - 13..][..64]`, which ends inside CBC block `4 k + 3`,
     // so it encrypts blocks `4 k - 1 .. 4 k + 3` and reads block `4 k + 3`.
     while k < whole && SLOTS * k + SLOTS <= data.len() / 16 {
@@ -361,23 +349,21 @@ unsafe fn whole_block_steps<H: StitchedHash, const R: usize>(
         // SAFETY: the caller guarantees the features. The block is in registers from
         // here on, before any of it is encrypted below.
         let x = unsafe { H::load(hashed, hashed) };
-        let (cbc, _) = data.as_chunks_mut::<16>();
+        let (blocks16, _) = data.as_chunks_mut::<16>();
         let mut hook = WholeBlockHook {
-            rk,
-            last_first,
-            chain: *chain,
-            next_in: *next_in,
-            blocks: (&mut cbc[encrypted..encrypted + SLOTS + 1])
+            cbc: local,
+            blocks: (&mut blocks16[encrypted..encrypted + SLOTS + 1])
                 .try_into()
                 .unwrap(),
             next: 0,
         };
         // SAFETY: as above.
         unsafe { H::compress(regs, x, 1, &mut hook) };
-        (*chain, *next_in) = (hook.chain, hook.next_in);
+        local = hook.cbc;
         encrypted += SLOTS;
         k += 1;
     }
+    (cbc.chain, cbc.next_in) = (local.chain, local.next_in);
     (k, encrypted)
 }
 
@@ -423,14 +409,8 @@ fn hash_block<'a>(
 /// copied into the hook (69.4k, but AES-256-CBC-SHA1 6% slower); the register
 /// allocation LLVM picks for the SHA-512 rounds around them decides more than their
 /// own operations.
-struct CbcHook<'a, const R: usize> {
-    rk: &'a [__m128i; R],
-    /// `rk[R - 1] ^ rk[0]`.
-    last_first: __m128i,
-    /// The chaining value: the last ciphertext block.
-    chain: __m128i,
-    /// What enters the next block's first `aesenc`: its plaintext, `chain` and `rk[0]`.
-    next_in: __m128i,
+struct CbcHook<'a, 'k, const R: usize> {
+    cbc: CbcChain<'k, R>,
     /// The block in flight, between its two halves.
     half_done: __m128i,
     /// The blocks of `data` not yet encrypted; this step encrypts the first `count`. The
@@ -446,7 +426,7 @@ struct CbcHook<'a, const R: usize> {
     credit: usize,
 }
 
-impl<const R: usize> Hook for CbcHook<'_, R> {
+impl<const R: usize> Hook for CbcHook<'_, '_, R> {
     #[inline(always)]
     fn call(&mut self) {
         self.credit += 2 * self.count;
@@ -456,19 +436,11 @@ impl<const R: usize> Hook for CbcHook<'_, R> {
             self.next += 1;
             if h.is_multiple_of(2) {
                 // SAFETY: hooks run only inside the stitched kernels, which have AES-NI.
-                self.half_done = unsafe { first_half(self.rk, self.next_in) };
+                self.half_done = unsafe { self.cbc.first_half() };
             } else {
                 let (block, after) = self.blocks[h / 2..].split_first_mut().unwrap();
                 // SAFETY: as above.
-                (self.chain, self.next_in) = unsafe {
-                    second_half(
-                        self.rk,
-                        self.last_first,
-                        self.half_done,
-                        block,
-                        after.first(),
-                    )
-                };
+                unsafe { self.cbc.second_half(self.half_done, block, after.first()) };
             }
         }
     }
@@ -480,7 +452,32 @@ const WHOLE_BLOCK_SLOTS: usize = 4;
 /// The CBC encryption of a step that encrypts one whole block per hook slot, with the
 /// block after them still plaintext: [`CbcHook`]'s work without its counter, so that
 /// each slot is the same straight run of AES rounds.
-struct WholeBlockHook<'a, const R: usize> {
+struct WholeBlockHook<'a, 'k, const R: usize> {
+    cbc: CbcChain<'k, R>,
+    /// The step's blocks, and the plaintext block after them.
+    blocks: &'a mut [[u8; 16]; WHOLE_BLOCK_SLOTS + 1],
+    /// The next block to encrypt.
+    next: usize,
+}
+
+impl<const R: usize> Hook for WholeBlockHook<'_, '_, R> {
+    #[inline(always)]
+    fn call(&mut self) {
+        let (done, after) = self.blocks.split_at_mut(self.next + 1);
+        // SAFETY: hooks run only inside the stitched kernels, which have AES-NI.
+        unsafe {
+            let half_done = self.cbc.first_half();
+            self.cbc
+                .second_half(half_done, &mut done[self.next], after.first());
+        }
+        self.next += 1;
+    }
+}
+
+/// The CBC encryption's state from one block to the next, which a stitched step's hook
+/// carries and hands on.
+#[derive(Clone, Copy)]
+struct CbcChain<'a, const R: usize> {
     rk: &'a [__m128i; R],
     /// `rk[R - 1] ^ rk[0]`.
     last_first: __m128i,
@@ -488,81 +485,56 @@ struct WholeBlockHook<'a, const R: usize> {
     chain: __m128i,
     /// What enters the next block's first `aesenc`: its plaintext, `chain` and `rk[0]`.
     next_in: __m128i,
-    /// The step's blocks, and the plaintext block after them.
-    blocks: &'a mut [[u8; 16]; WHOLE_BLOCK_SLOTS + 1],
-    /// The next block to encrypt.
-    next: usize,
 }
 
-impl<const R: usize> Hook for WholeBlockHook<'_, R> {
-    #[inline(always)]
-    fn call(&mut self) {
-        let (done, after) = self.blocks.split_at_mut(self.next + 1);
-        // SAFETY: hooks run only inside the stitched kernels, which have AES-NI.
-        (self.chain, self.next_in) = unsafe {
-            let half_done = first_half(self.rk, self.next_in);
-            second_half(
-                self.rk,
-                self.last_first,
-                half_done,
-                &mut done[self.next],
-                after.first(),
-            )
+impl<const R: usize> CbcChain<'_, R> {
+    /// The first half of the next block's CBC step: its input (plaintext, chaining value
+    /// and first round key, XORed) through rounds 1 to `(R - 1) / 2`.
+    #[inline]
+    #[target_feature(enable = "aes")]
+    fn first_half(&self) -> __m128i {
+        let mut s = self.next_in;
+        for k in &self.rk[1..=(R - 1) / 2] {
+            s = _mm_aesenc_si128(s, *k);
+        }
+        s
+    }
+
+    /// The rest of the CBC step from `s`, the first half's result: stores the ciphertext
+    /// in `block` and makes it the chaining value, and `next`'s input (if there is a next
+    /// block) the next input.
+    ///
+    /// The next block's plaintext and first round key go into this block's last round key:
+    /// `aesenclast(s, rk[R - 1] ^ rk[0] ^ p)` is the next input, and XORing `rk[0] ^ p` back
+    /// out of it, off the chain, gives the ciphertext. So the serial chain is the AES rounds
+    /// alone, without an XOR per block: 14 AES-round latencies per AES-256 block rather than
+    /// 14 and one XOR's (gcm-core's `cbc_encrypt` does the same). Measured on an AMD EPYC
+    /// Zen 3 (family 25 model 1; AES latency 4), fastest of 30 runs, seal at 16 KiB:
+    /// AES-128-CBC-SHA1 13.69 -> 13.28 us, AES-256-CBC-SHA256 18.78 -> 18.49 us,
+    /// AES-256-CBC-SHA384 30.5 -> 29.0 us; at 1350 bytes 1.5-2.7% faster.
+    #[inline]
+    #[target_feature(enable = "aes")]
+    fn second_half(&mut self, mut s: __m128i, block: &mut [u8; 16], next: Option<&[u8; 16]>) {
+        let (rk, last_first) = (self.rk, self.last_first);
+        for k in &rk[(R - 1) / 2 + 1..R - 1] {
+            s = _mm_aesenc_si128(s, *k);
+        }
+        let (c, next_in) = match next {
+            Some(next) => {
+                // SAFETY: `next` is 16 readable bytes.
+                let p = unsafe { _mm_loadu_si128(next.as_ptr().cast()) };
+                let next_in = _mm_aesenclast_si128(s, _mm_xor_si128(last_first, p));
+                (_mm_xor_si128(next_in, _mm_xor_si128(p, rk[0])), next_in)
+            }
+            None => {
+                let c = _mm_aesenclast_si128(s, rk[R - 1]);
+                (c, c)
+            }
         };
-        self.next += 1;
+        // SAFETY: `block` is 16 writable bytes.
+        unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), c) };
+        (self.chain, self.next_in) = (c, next_in);
     }
-}
-
-/// The first half of one CBC step: the block's input (plaintext, chaining value and first
-/// round key, XORed) through rounds 1 to `(R - 1) / 2`.
-#[inline]
-#[target_feature(enable = "aes")]
-fn first_half<const R: usize>(rk: &[__m128i; R], input: __m128i) -> __m128i {
-    let mut s = input;
-    for k in &rk[1..=(R - 1) / 2] {
-        s = _mm_aesenc_si128(s, *k);
-    }
-    s
-}
-
-/// The rest of the CBC step: stores the ciphertext in `block`; returns it and the input
-/// of the `next` block's first half (if there is one).
-///
-/// The next block's plaintext and first round key go into this block's last round key:
-/// `aesenclast(s, rk[R - 1] ^ rk[0] ^ p)` is the next input, and XORing `rk[0] ^ p` back
-/// out of it, off the chain, gives the ciphertext. So the serial chain is the AES rounds
-/// alone, without an XOR per block: 14 AES-round latencies per AES-256 block rather than
-/// 14 and one XOR's (gcm-core's `cbc_encrypt` does the same). Measured on an AMD EPYC
-/// Zen 3 (family 25 model 1; AES latency 4), fastest of 30 runs, seal at 16 KiB:
-/// AES-128-CBC-SHA1 13.69 -> 13.28 us, AES-256-CBC-SHA256 18.78 -> 18.49 us,
-/// AES-256-CBC-SHA384 30.5 -> 29.0 us; at 1350 bytes 1.5-2.7% faster.
-#[inline]
-#[target_feature(enable = "aes")]
-fn second_half<const R: usize>(
-    rk: &[__m128i; R],
-    last_first: __m128i,
-    mut s: __m128i,
-    block: &mut [u8; 16],
-    next: Option<&[u8; 16]>,
-) -> (__m128i, __m128i) {
-    for k in &rk[(R - 1) / 2 + 1..R - 1] {
-        s = _mm_aesenc_si128(s, *k);
-    }
-    let (c, next_in) = match next {
-        Some(next) => {
-            // SAFETY: `next` is 16 readable bytes.
-            let p = unsafe { _mm_loadu_si128(next.as_ptr().cast()) };
-            let next_in = _mm_aesenclast_si128(s, _mm_xor_si128(last_first, p));
-            (_mm_xor_si128(next_in, _mm_xor_si128(p, rk[0])), next_in)
-        }
-        None => {
-            let c = _mm_aesenclast_si128(s, rk[R - 1]);
-            (c, c)
-        }
-    };
-    // SAFETY: `block` is 16 writable bytes.
-    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), c) };
-    (c, next_in)
 }
 
 /// [`inner_hash_and_encrypt`] for one engine and both AES key sizes, built with the
