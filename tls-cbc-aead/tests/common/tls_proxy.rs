@@ -159,6 +159,8 @@ pub struct Suite {
     pub protection: fn(&[u8], u64, Engines) -> Box<dyn Protection>,
     /// Every engine choice this CPU has for the suite.
     pub engines: fn() -> Vec<Engines>,
+    /// The choice a key makes on this CPU (`KeyInit::new`'s).
+    pub best: fn() -> Engines,
 }
 
 /// A [`Suite`] for `$ty` (a type of this crate) wrapped by [`explicit`] or [`implicit`].
@@ -178,6 +180,7 @@ macro_rules! suite {
                 tls_proxy::$wrap(make, seed)
             },
             engines: || <$ty>::available_engines().collect(),
+            best: <$ty>::best_engines,
         }
     };
 }
@@ -721,16 +724,20 @@ pub fn accept(listener: &TcpListener, client: &mut Peer) -> TcpStream {
     }
 }
 
-/// One connection per engine choice of the suite, then the control on the first (the
-/// CPU's default): one whose first data record the proxy corrupts, which the server
-/// must refuse.
+/// One connection per engine choice of the suite, then the control on the CPU's default
+/// choice: one whose first data record the proxy corrupts, which the server must refuse.
 pub fn run_suite(suite: &'static Suite, connection: fn(&'static Suite, Engines, Forward)) {
     let engines = (suite.engines)();
-    assert!(!engines.is_empty());
+    let best = (suite.best)();
+    assert!(
+        engines.contains(&best),
+        "{}: {best} among {engines:?}",
+        suite.name
+    );
     for &e in &engines {
         connection(suite, e, Forward::Faithfully);
     }
-    connection(suite, engines[0], Forward::CorruptingFirstDataToServer);
+    connection(suite, best, Forward::CorruptingFirstDataToServer);
 }
 
 /// The control's verdict: the corrupted record reached the server (`server` names it),
