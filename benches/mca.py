@@ -667,11 +667,14 @@ def main():
     fp_text = ", ".join(f"{n} {v:g}" for n, v in sorted(fp.items()))
     pred8 = calib_pred[(main_cpu, both)]["cycles"] / calib_pred[(main_cpu, both)]["iterations"]
     here8 = "not measured here" if measured is None else f"{measured[both]:.1f} here"
+    def ratios(pred):
+        return [measured[i] / pred(i) for i in range(len(kernels))]
     def worst_miss(pred):
-        return 100 * max(abs(measured[i] / pred(i) - 1) for i in range(len(kernels)))
-    rule_miss = model_miss = None
+        return 100 * max(abs(r - 1) for r in ratios(pred))
+    rule_miss = model_miss = rule_ratios = None
     if measured is not None:
-        rule_miss = worst_miss(lambda i: rate_rule(kernels[i][1], kernels[i][2]))
+        rule_ratios = ratios(lambda i: rate_rule(kernels[i][1], kernels[i][2]))
+        rule_miss = 100 * max(abs(r - 1) for r in rule_ratios)
         model_miss = worst_miss(lambda i: calib_pred[(main_cpu, i)]["cycles"] / calib_pred[(main_cpu, i)]["iterations"])
     p(f"The {main_cpu} model charges each 256-bit VPCLMULQDQ {zc['uops'] / zc['iterations'] / n_one:g} uops and "
       f"busy cycles on {fp_text}: the pipes VAESENC uses. So it predicts 8 VAESENC + 4 VPCLMULQDQ at "
@@ -687,7 +690,7 @@ def main():
               f"{model_miss:.0f}%: the model overcharges every loop for its multiplies on FP0/FP1, so between "
               "loops with as many multiplies its ratios are the fairer part, and where the counts differ the "
               "rule's price (2 cycles of the multiplier per VPCLMULQDQ, one AES-pipe slot) is the measured one.")
-        elif max(measured[i] / rate_rule(kernels[i][1], kernels[i][2]) for i in range(len(kernels))) > 1.15:
+        elif max(rule_ratios) > 1.15:
             p(f"On this host the rule misses a row by up to {rule_miss:.0f}%, the {main_cpu} model by up to "
               f"{model_miss:.0f}%: here a VPCLMULQDQ costs the AES pipes more than the one slot the rule "
               "charges (the rows measured here say how much), so the rule's figures below are too low for "
