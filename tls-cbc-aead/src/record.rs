@@ -199,7 +199,15 @@ fn open_impl<C: CbcCipher, H: HashAlg>(
     // timed alone, not wired to the record). The same on an AMD EPYC Zen 4 (family 25
     // model 17, AVX-512 engine, VAES-512; 130 blocks, TSC cycles, fastest of 400): 54.9k
     // against 49.3k plus 2.6k for the separate decryption; a hook that only tests
-    // whether work is left already costs 2.2k there (51.5k).
+    // whether work is left already costs 2.2k there (51.5k). Nor with the SHA-NI engines
+    // on an Intel Xeon with AVX512-FP16 (KVM guest reporting family 6 model 0xa7,
+    // VAES-512), where decrypting AES-128 is about 8% of a 16 KiB SHA-1 open (AES-256
+    // opens 600 TSC ticks slower): the tail decrypted first, then the public prefix in
+    // pieces of 1, 2 or 4 KiB, each decrypted just before the hash took it (TSC ticks
+    // an open, 20th percentile, three alternated runs): AES-128-CBC-SHA1 at 16 KiB
+    // 18.7-19.1k decrypted whole, 19.7-20.1k / 19.1-19.5k / 19.0-19.4k in pieces;
+    // AES-128-CBC-SHA256 24.1-26.0k against 24.0-25.3k at best; 256 and 1350 bytes
+    // within noise.
     cipher.cbc_decrypt(iv, buffer.as_mut());
 
     let record = buffer.as_ref();
