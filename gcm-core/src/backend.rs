@@ -79,7 +79,7 @@ pub fn preference(cpu: Cpu) -> [Backend; 4] {
 /// the same instructions (each choice is explained where the kernel makes it).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
-    use crate::x86_64::ShortIn256Bits;
+    use crate::x86_64::{Pairs, ShortIn256Bits};
     // Measured on Zen 4: AMD's 512-bit multiplies share issue slots with AES, and its
     // 512-bit instructions issue as two halves, which a one-block message pays for.
     // Measured on Zen 5 (family 0x1a): a 512-bit VPCLMULQDQ issues every other cycle, and
@@ -110,9 +110,13 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
     //   689 / 777, open 734 / 807 -> 692 / 799. The 128-bit kernel forced, whose bulk loop
     //   the flag also changes, stayed within 1% (16 KiB and 1350 B). The price is at 15
     //   to 20 blocks, 1-5% (240 B, medians of 5, seal 119 / 142 -> 123 / 145, open 117 /
-    //   127 -> 121 / 133), where the message is one step and a tail. One reduction per 32
-    //   blocks (`pair_reduction`) sealed AES-128 16 KiB 4% faster but opened it 7% slower:
-    //   not taken.
+    //   127 -> 121 / 133), where the message is one step and a tail;
+    // - one reduction per 32 blocks (`pair_reduction`), AES-128, medians of 7 alternated
+    //   processes: seal 2 KiB 352 -> 342, 4 KiB 631 -> 598, 8 KiB 1187 -> 1126, 16 KiB
+    //   2303 -> 2160 (3-6% faster); but the pairs' open (the same method, 7 processes)
+    //   16 KiB 2378-2468 -> 2560-2752, 4 KiB 639-700 -> 665-764, and with its input kept
+    //   in registers rather than reloaded for the last round 2501-2621 at 16 KiB: so
+    //   seals only.
     // Rocket Lake itself (Cypress Cove cores), which the same rule covers, was not measured.
     let intel_avx512 =
         cpu.vendor == Vendor::Intel && Backend::Vaes512.runs_with(cpu.features) && !avoids_zmm(cpu);
@@ -125,7 +129,13 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
         } else {
             ShortIn256Bits::None
         },
-        pair_reduction: amd,
+        pair_reduction: if amd {
+            Pairs::SealsAndOpens
+        } else if intel_avx512 {
+            Pairs::Seals
+        } else {
+            Pairs::Never
+        },
     }
 }
 
@@ -335,7 +345,7 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn amd_and_intel_tunings() {
-        use crate::x86_64::{ShortIn256Bits, Tuning};
+        use crate::x86_64::{Pairs, ShortIn256Bits, Tuning};
         let cpu = |vendor| Cpu {
             features: F(ICELAKE),
             vendor,
@@ -347,11 +357,13 @@ mod tests {
             tuning_for_cpu(cpu(Vendor::Intel)),
         );
         // Zen 4 (family 0x19 model 0x11): short messages in 256 bits, the 32-block reduction.
-        assert!(amd.save_multiplies && amd.pair_reduction);
+        assert!(amd.save_multiplies);
+        assert_eq!(amd.pair_reduction, Pairs::SealsAndOpens);
         assert_eq!(amd.short_in_256_bits, ShortIn256Bits::Groups);
         // An Intel core with AVX-512 at full clock (not on the `avoids_zmm` list): fewer
-        // multiplies, one-pass messages in 256 bits, one reduction per 16 blocks.
-        assert!(intel.save_multiplies && !intel.pair_reduction);
+        // multiplies, one-pass messages in 256 bits, one reduction per 32 blocks for seals only.
+        assert!(intel.save_multiplies);
+        assert_eq!(intel.pair_reduction, Pairs::Seals);
         assert_eq!(intel.short_in_256_bits, ShortIn256Bits::OnePass);
         // Sapphire Rapids and Emerald Rapids as they report themselves, and this kind of
         // guest (model 0xa7), alike.
@@ -390,7 +402,8 @@ mod tests {
             model: 0x02,
             ..cpu(Vendor::Amd)
         });
-        assert!(zen5.save_multiplies && zen5.pair_reduction);
+        assert!(zen5.save_multiplies);
+        assert_eq!(zen5.pair_reduction, Pairs::SealsAndOpens);
         assert_eq!(zen5.short_in_256_bits, ShortIn256Bits::None);
     }
 

@@ -16,16 +16,17 @@
 //! Decryption hashes the ciphertext it is about to decrypt; encryption hashes the output
 //! of the previous iteration and the last 16 blocks after the loop.
 //!
-//! On AMD Zen 4 and 5 (`Tuning::pair_reduction`), long AES-128 messages reduce once per two
-//! iterations: the first 16 blocks of a pair are multiplied by `H^32..H^17`, the next
-//! by `H^16..H^1`, and the running hash enters only the first of the two, so that the
-//! chain from one reduction to the next (reduce, sum the lanes, add to a block, multiply,
-//! sum, reduce) has two iterations of AES to hide behind instead of one. Measured on Zen 5
-//! (family 0x1a model 2) with independent chains: 512-bit `VAESENC` two per cycle, latency
-//! 4; `VPCLMULQDQ` of any width one every other cycle, latency 5, on a pipe of its own
-//! (32 `VAESENC` and 8 `VPCLMULQDQ` take 16 cycles, the AES alone); `VPSHUFB` shares the
-//! AES pipes, plain XORs do not. The 14 multiplies of an iteration thus need 28 cycles
-//! against AES-128's 22: there the multiplier, and the chain through it, set the pace.
+//! On AMD Zen 4 and 5 (`Tuning::pair_reduction`; on Intel, seals only), long AES-128
+//! messages reduce once per two iterations: the first 16 blocks of a pair are multiplied by
+//! `H^32..H^17`, the next by `H^16..H^1`, and the running hash enters only the first of the
+//! two, so that the chain from one reduction to the next (reduce, sum the lanes, add to a
+//! block, multiply, sum, reduce) has two iterations of AES to hide behind instead of one.
+//! Measured on Zen 5 (family 0x1a model 2) with independent chains: 512-bit `VAESENC` two
+//! per cycle, latency 4; `VPCLMULQDQ` of any width one every other cycle, latency 5, on a
+//! pipe of its own (32 `VAESENC` and 8 `VPCLMULQDQ` take 16 cycles, the AES alone);
+//! `VPSHUFB` shares the AES pipes, plain XORs do not. The 14 multiplies of an iteration
+//! thus need 28 cycles against AES-128's 22: there the multiplier, and the chain through
+//! it, set the pace.
 //!
 //! On Zen 4 (family 0x19 model 0x11), measured the same way (independent chains, `asm!`):
 //! 512-bit `VAESENC` one per cycle, latency 4 (so the four chains of an iteration keep
@@ -212,7 +213,8 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
     let lens = Some((aad.len(), io.len));
     // SAFETY: forwarded contract.
     let (x, lens_hashed) = unsafe {
-        if SAVE_MULS && NR == 10 && key.tuning.pair_reduction && io.len >= PAIR_MIN_LEN {
+        if SAVE_MULS && NR == 10 && key.tuning.pair_reduction.applies(ENC) && io.len >= PAIR_MIN_LEN
+        {
             bulk_with::<NR, ENC, true, true, true>(key, ctr, nonce96, x, io, lens)
         } else {
             bulk_with::<NR, ENC, true, SAVE_MULS, false>(key, ctr, nonce96, x, io, lens)
@@ -221,7 +223,8 @@ unsafe fn gcm<const NR: usize, const ENC: bool, const SAVE_MULS: bool>(
     tag_from(&key.h, x, lens_hashed, aad.len(), io.len, tag_mask)
 }
 
-/// Where the key's tuning says so (AMD Zen 5), AES-128 messages of at least this many bytes
+/// Where the key's tuning says so (AMD Zen 4 and 5; Intel seals, measured at
+/// `backend::tuning_for_cpu`), AES-128 messages of at least this many bytes
 /// reduce once per 32 blocks (see the module documentation). Measured on Zen 5 (family
 /// 0x1a model 2), TSC ticks per call against one reduction per 16 blocks, the two
 /// alternated in one process (AD 13 bytes), seal / open: 16 KiB 0.84 / 0.82, 8 KiB 0.87 /
@@ -649,7 +652,7 @@ pub(crate) fn derive_powers(h_bytes: __m128i, t: Vaes512Token, key: &mut HwKey) 
     unsafe {
         let pairs = vaes256_gcm::powers_into(h_bytes, t.vaes256(), &mut key.h);
         super::clmul::xored_halves_into(&key.h, &mut key.hx);
-        if key.tuning.pair_reduction && key.aes.rounds == 10 {
+        if key.tuning.pair_reduction.any() && key.aes.rounds == 10 {
             high_powers_into(join_pairs(&pairs), key, t);
         }
     }
@@ -1561,7 +1564,7 @@ fn widen<const N: usize>(v: [__m512i; N]) -> [__m512i; VECS] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::x86_64::{Tuning, aes_ni};
+    use crate::x86_64::{Pairs, Tuning, aes_ni};
 
     fn bytes(v: __m128i) -> [u8; 16] {
         // SAFETY: 16 bytes to 16 bytes; every bit pattern is a valid `[u8; 16]`.
@@ -1649,7 +1652,7 @@ mod tests {
             routes.map(move |s| Tuning {
                 save_multiplies: f,
                 short_in_256_bits: s,
-                pair_reduction: false,
+                pair_reduction: Pairs::Never,
             })
         });
         // Associated data of one block, at and just past the 256-bit kernel's bound (see
@@ -1689,7 +1692,7 @@ mod tests {
         let reference = HwKey::new(&[0x5au8; 16], t.aesni());
         let mut hk = HwKey::ZERO;
         hk.aes = reference.aes.clone();
-        hk.tuning.pair_reduction = true;
+        hk.tuning.pair_reduction = Pairs::SealsAndOpens;
         // SAFETY: the token proves AES-NI.
         let h = unsafe { aes_ni::encrypt_block(&hk.aes, _mm_setzero_si128()) };
         derive_powers(h, t, &mut hk);
@@ -1733,10 +1736,14 @@ mod tests {
         let pair = Tuning {
             save_multiplies: true,
             short_in_256_bits: ShortIn256Bits::Groups,
-            pair_reduction: true,
+            pair_reduction: Pairs::SealsAndOpens,
+        };
+        let seals = Tuning {
+            pair_reduction: Pairs::Seals,
+            ..pair
         };
         let single = Tuning {
-            pair_reduction: false,
+            pair_reduction: Pairs::Never,
             ..pair
         };
         for key_len in [16, 32] {
@@ -1746,7 +1753,14 @@ mod tests {
             unsafe { high_powers_into(powers16(&hk.h), &mut hk, t) };
             for &len in lens {
                 for &aad_len in aad_lens {
-                    agree(&hk, t, single, &[pair], &aad[..aad_len], &data[..len]);
+                    agree(
+                        &hk,
+                        t,
+                        single,
+                        &[pair, seals],
+                        &aad[..aad_len],
+                        &data[..len],
+                    );
                 }
             }
         }
