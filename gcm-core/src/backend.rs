@@ -79,7 +79,7 @@ pub fn preference(cpu: Cpu) -> [Backend; 4] {
 /// the same instructions (each choice is explained where the kernel makes it).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
-    use crate::x86_64::{Pairs, ShortIn256Bits};
+    use crate::x86_64::ShortIn256Bits;
     // Measured on Zen 4: AMD's 512-bit multiplies share issue slots with AES, and its
     // 512-bit instructions issue as two halves, which a one-block message pays for.
     // Measured on Zen 5 (family 0x1a): a 512-bit VPCLMULQDQ issues every other cycle, and
@@ -113,12 +113,14 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
     //   127 -> 121 / 133), where the message is one step and a tail;
     // - one reduction per 32 blocks (`pair_reduction`), AES-128, medians of 7 alternated
     //   processes: seal 2 KiB 352 -> 342, 4 KiB 631 -> 598, 8 KiB 1187 -> 1126, 16 KiB
-    //   2303 -> 2160 (3-6% faster); but the pairs' open (the same method, 7 processes)
-    //   16 KiB 2378-2468 -> 2560-2752, 4 KiB 639-700 -> 665-764, and with its input kept
-    //   in registers rather than reloaded for the last round 2501-2621 at 16 KiB: so
-    //   seals only. The price is AES-128 key set-up, which derives `H^32..H^17` for
-    //   every key (a key does not know which way it will be used): the speed tool, one
-    //   run, 77.8 ns against AES-256's 71.5 (the session before, 62.4 against 71.7).
+    //   2303 -> 2160 (3-6% faster). The pairs' open, hashing the ciphertext it decrypts
+    //   (as on AMD), was slower (the same method, 7 processes: 16 KiB 2378-2468 ->
+    //   2560-2752, 4 KiB 639-700 -> 665-764; with its input kept in registers rather than
+    //   reloaded for the last round, 2501-2621 at 16 KiB); hashing each step's ciphertext
+    //   in the next step instead (`open_hashes_late`, AES-128 only), it is faster than
+    //   one reduction per step (see `vaes512_gcm::bulk_with`). The price is AES-128 key
+    //   set-up, which derives `H^32..H^17`: the speed tool, one run, 77.8 ns against
+    //   AES-256's 71.5 (the session before, 62.4 against 71.7).
     // Rocket Lake itself (Cypress Cove cores), which the same rule covers, was not measured.
     let intel_avx512 =
         cpu.vendor == Vendor::Intel && Backend::Vaes512.runs_with(cpu.features) && !avoids_zmm(cpu);
@@ -131,13 +133,8 @@ pub(crate) fn tuning_for_cpu(cpu: Cpu) -> crate::x86_64::Tuning {
         } else {
             ShortIn256Bits::None
         },
-        pair_reduction: if amd {
-            Pairs::SealsAndOpens
-        } else if intel_avx512 {
-            Pairs::Seals
-        } else {
-            Pairs::Never
-        },
+        pair_reduction: amd || intel_avx512,
+        open_hashes_late: intel_avx512,
     }
 }
 
@@ -347,7 +344,7 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn amd_and_intel_tunings() {
-        use crate::x86_64::{Pairs, ShortIn256Bits, Tuning};
+        use crate::x86_64::{ShortIn256Bits, Tuning};
         let cpu = |vendor| Cpu {
             features: F(ICELAKE),
             vendor,
@@ -359,13 +356,12 @@ mod tests {
             tuning_for_cpu(cpu(Vendor::Intel)),
         );
         // Zen 4 (family 0x19 model 0x11): short messages in 256 bits, the 32-block reduction.
-        assert!(amd.save_multiplies);
-        assert_eq!(amd.pair_reduction, Pairs::SealsAndOpens);
+        assert!(amd.save_multiplies && amd.pair_reduction && !amd.open_hashes_late);
         assert_eq!(amd.short_in_256_bits, ShortIn256Bits::Groups);
         // An Intel core with AVX-512 at full clock (not on the `avoids_zmm` list): fewer
-        // multiplies, one-pass messages in 256 bits, one reduction per 32 blocks for seals only.
-        assert!(intel.save_multiplies);
-        assert_eq!(intel.pair_reduction, Pairs::Seals);
+        // multiplies, one-pass messages in 256 bits, one reduction per 32 blocks, AES-128
+        // opens hashing late.
+        assert!(intel.save_multiplies && intel.pair_reduction && intel.open_hashes_late);
         assert_eq!(intel.short_in_256_bits, ShortIn256Bits::OnePass);
         // Sapphire Rapids and Emerald Rapids as they report themselves, and this kind of
         // guest (model 0xa7), alike.
@@ -404,8 +400,7 @@ mod tests {
             model: 0x02,
             ..cpu(Vendor::Amd)
         });
-        assert!(zen5.save_multiplies);
-        assert_eq!(zen5.pair_reduction, Pairs::SealsAndOpens);
+        assert!(zen5.save_multiplies && zen5.pair_reduction && !zen5.open_hashes_late);
         assert_eq!(zen5.short_in_256_bits, ShortIn256Bits::None);
     }
 

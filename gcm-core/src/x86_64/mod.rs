@@ -244,40 +244,15 @@ pub(crate) struct Tuning {
     /// Which short messages the 512-bit kernel's entry point sends to the 256-bit kernel
     /// (see `vaes512_gcm::seal_or_open_routed`).
     pub(crate) short_in_256_bits: ShortIn256Bits,
-    /// With `save_multiplies`, which long AES-128 messages the 512-bit kernel reduces once
-    /// per 32 blocks instead of once per 16, multiplying the first 16 by `H^32..H^17`
+    /// With `save_multiplies`, the 512-bit kernel reduces once per 32 blocks of a long
+    /// AES-128 message instead of once per 16, multiplying the first 16 by `H^32..H^17`
     /// (`HwKey::h_high`), so that its loop-carried reduction spans two iterations (AMD Zen
-    /// 4 and 5 both ways, Intel seals only; see `vaes512_gcm::PAIR_MIN_LEN`).
-    pub(crate) pair_reduction: Pairs,
-}
-
-/// The messages that the 512-bit kernel reduces once per 32 blocks (`Tuning`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Pairs {
-    /// None: one reduction per 16 blocks, and the key has no `H^32..H^17`.
-    #[default]
-    Never,
-    /// Seals only: on Intel the pairs' decryption loop measured slower (see
-    /// `backend::tuning_for_cpu`).
-    Seals,
-    /// Seals and opens (AMD Zen 4 and 5).
-    SealsAndOpens,
-}
-
-impl Pairs {
-    /// Whether a key with this tuning needs `H^32..H^17`.
-    pub(crate) fn any(self) -> bool {
-        self != Self::Never
-    }
-
-    /// Whether a seal (`enc`) or an open takes the pairs.
-    pub(crate) fn applies(self, enc: bool) -> bool {
-        match self {
-            Self::Never => false,
-            Self::Seals => enc,
-            Self::SealsAndOpens => true,
-        }
-    }
+    /// 4 and 5, Intel's AVX-512 cores; see `vaes512_gcm::PAIR_MIN_LEN`).
+    pub(crate) pair_reduction: bool,
+    /// The 512-bit kernel's AES-128 open hashes each step's ciphertext during the next
+    /// step's AES rounds, as a seal hashes its output, rather than during its own (Intel's
+    /// AVX-512 cores; see `vaes512_gcm::bulk_with`).
+    pub(crate) open_hashes_late: bool,
 }
 
 /// The short messages that the 512-bit kernel hands to the 256-bit one (`Tuning`).
@@ -324,9 +299,9 @@ impl HwKey {
 
     /// A key of zero bytes, for [`Self::init`] to fill where it will stay.
     pub(crate) const ZERO: Self = {
-        // SAFETY: `HwKey` is plain data (vectors, a `usize`, `bool`s and field-less enums
-        // whose first variant, discriminant zero, is the default), for which all-zero bytes
-        // are a valid value.
+        // SAFETY: `HwKey` is plain data (vectors, a `usize`, `bool`s and a field-less enum
+        // whose first variant has discriminant zero), for which all-zero bytes are a valid
+        // value.
         unsafe { core::mem::zeroed() }
     };
 
