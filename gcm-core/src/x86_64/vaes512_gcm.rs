@@ -1271,7 +1271,7 @@ unsafe fn bulk_with<
             ctrs.step();
             off = CHUNK;
             // Pairs: the ciphertext of the step before is hashed by the high powers with the
-            // running hash folded in, this step's output by the low ones in the next
+            // running hash folded in, this step's ciphertext by the low ones in the next
             // step, and the two sums reduced together. A message can end on a pair's
             // first half, whose sum then waits, unreduced, for the last ciphertext.
             let high = if PAIR {
