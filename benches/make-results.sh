@@ -56,11 +56,13 @@ tls_args=(--peers --tls-cbc --tls-engines --no-gcm --no-key-setup --csv "$tmp/tl
 # seven rounds, one disturbance of a few seconds on a shared machine moved a whole
 # column of the TLS tables by a fifth.
 args=("$@")
+tls_rounds=()
 for ((i = 0; i + 1 < ${#args[@]}; i++)); do
     if [ "${args[i]}" = --rounds ]; then
-        tls_args+=(--rounds "${args[i + 1]}")
+        tls_rounds=(--rounds "${args[i + 1]}")
     fi
 done
+tls_args+=("${tls_rounds[@]}")
 "$speed" "${gcm_args[@]}" "$@" | tee "$tmp/gcm.log"
 "$speed" "${tls_args[@]}" | tee "$tmp/tls.log"
 tail -n +2 "$tmp/tls.csv" >> "$cpu_dir/results.csv"
@@ -75,6 +77,19 @@ if grep -qw vaes /proc/cpuinfo; then
         --chunks 16,256,1350,4096,16384 --no-key-setup --markdown "$tmp/aesni.md" "$@" | tee "$tmp/aesni.log"
 else
     echo "This CPU has no VAES: the AES-GCM tables above already set ours (AesNi) against the peers' AES-NI code." >"$tmp/aesni.md"
+fi
+# The AVX2 SHA-1/SHA-256 engine, which CPUs with AVX2 but without SHA-NI (Intel Haswell
+# to Cascade Lake) take by default, against OpenSSL's code for those CPUs: on a CPU with
+# SHA-NI, ours forced to the engine and OpenSSL held to its AVX2 code by masking SHA
+# (CPUID leaf 7: EBX bit 29). The SHA-384 and 3DES suites are left out (no such engine,
+# or no stitched OpenSSL cipher to hold back).
+sha_ia32cap=":~0x0000000020000000"
+if grep -qw sha_ni /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo; then
+    OPENSSL_ia32cap="$sha_ia32cap" "$speed" --peers --tls-cbc --hash-engine avx2 --no-gcm --no-key-setup \
+        --filter aes- --markdown "$tmp/sha-avx2.md" "${tls_rounds[@]}" | tee "$tmp/sha-avx2.log"
+else
+    echo "This CPU has no SHA-NI (or no AVX2): the TLS tables above already show the hash engine it takes." >"$tmp/sha-avx2.md"
+    : >"$tmp/sha-avx2.log"
 fi
 # The static llvm-mca proxy of issue 13 (benches/mca.sh), checked against ours-vaes256 and
 # ring timed by the speed binary above; if it fails, the file says so and keeps the rest.
@@ -247,6 +262,20 @@ PY
     grep ': ours on ' "$tmp/tls.log" || echo "(the run printed no engines)"
     echo '```'
     cat "$tmp/tls.md"
+    echo
+    echo "## TLS CBC on CPUs without SHA-NI: the AVX2 SHA-1/SHA-256 engine against OpenSSL's AVX2 code"
+    echo
+    echo "CPUs with AVX2 but without SHA-NI (Intel Haswell to Cascade Lake) run SHA-1 and SHA-256 on our"
+    echo "\`avx2\` engine (scalar rounds, the schedule of two blocks at a time on vectors, the CBC chain"
+    echo "stitched into the rounds for seal). As a proxy on this CPU, ours is forced to it"
+    echo "(\`--hash-engine avx2\`, AES on the back end it picks), and OpenSSL is held to its code for those"
+    echo "CPUs by masking SHA-NI in \`OPENSSL_ia32cap\` (its AES-NI and AVX2 stay). Command:"
+    echo
+    echo '```'
+    echo "OPENSSL_ia32cap=$sha_ia32cap speed --peers --tls-cbc --hash-engine avx2 --no-gcm --no-key-setup --filter aes-${tls_rounds[*]:+ ${tls_rounds[*]}}"
+    grep ': ours on ' "$tmp/sha-avx2.log" || true
+    echo '```'
+    cat "$tmp/sha-avx2.md"
     echo
     cat "$tmp/mca.md"
 } > "$cpu_dir/RESULTS.md"

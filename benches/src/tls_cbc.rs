@@ -210,13 +210,17 @@ impl<T: TlsCbc> CbcSubject for Named<T> {
 /// Ours (when built with the `tls-cbc` feature; with `all_engines`, also on every other
 /// engine choice this CPU has), OpenSSL's composition and, where OpenSSL has one for
 /// `alg` on this CPU, its stitched cipher.
-pub fn subjects(alg: CbcAlg, all_engines: bool) -> Vec<Box<dyn CbcSubject>> {
+pub fn subjects(
+    alg: CbcAlg,
+    all_engines: bool,
+    hash_engine: Option<&str>,
+) -> Vec<Box<dyn CbcSubject>> {
     let key = alg.key();
     let mut v: Vec<Box<dyn CbcSubject>> = Vec::new();
     #[cfg(feature = "tls-cbc")]
-    v.extend(ours::subjects(alg, &key, all_engines));
+    v.extend(ours::subjects(alg, &key, all_engines, hash_engine));
     #[cfg(not(feature = "tls-cbc"))]
-    let _ = all_engines;
+    let _ = (all_engines, hash_engine);
     v.push(Box::new(Named {
         name: "openssl",
         ours: false,
@@ -230,8 +234,13 @@ pub fn subjects(alg: CbcAlg, all_engines: bool) -> Vec<Box<dyn CbcSubject>> {
 }
 
 /// Checks that every side opens what every other side sealed, at each size.
-pub fn cross_check(alg: CbcAlg, sizes: &[usize], all_engines: bool) -> Result<(), String> {
-    let mut subs = subjects(alg, all_engines);
+pub fn cross_check(
+    alg: CbcAlg,
+    sizes: &[usize],
+    all_engines: bool,
+    hash_engine: Option<&str>,
+) -> Result<(), String> {
+    let mut subs = subjects(alg, all_engines, hash_engine);
     for &len in sizes {
         for i in 0..subs.len() {
             let record = subs[i].seal_once(len);
@@ -328,15 +337,36 @@ mod ours {
         DesEde3CbcSha1
     );
 
-    /// `ours` (the engines `KeyInit` picks) and, with `all_engines`, `ours-<hash>-<seal>`
-    /// for every other hash engine and seal path on the same AES back end.
-    fn named<A: Suite>(alg: CbcAlg, key: &[u8], all_engines: bool) -> Vec<Box<dyn CbcSubject>> {
-        let best = A::best();
+    /// The engines of `A` on hash engine `hash` (by name) and the cipher engine `A` picks,
+    /// with the stitched seal where it has one; `None` if `A` cannot run that engine here.
+    fn forced<A: Suite>(hash: &str) -> Option<Engines> {
+        let cipher = A::best().cipher;
+        A::all()
+            .into_iter()
+            .filter(|e| e.cipher == cipher && e.hash.name() == hash)
+            .max_by_key(|e| e.stitched_seal)
+    }
+
+    /// `ours` (the engines `KeyInit` picks, or those of `hash_engine` where `A` has it)
+    /// and, with `all_engines`, `ours-<hash>-<seal>` for every other hash engine and seal
+    /// path on the same AES back end.
+    fn named<A: Suite>(
+        alg: CbcAlg,
+        key: &[u8],
+        all_engines: bool,
+        hash_engine: Option<&str>,
+    ) -> Vec<Box<dyn CbcSubject>> {
+        let forced = hash_engine.and_then(forced::<A>);
+        let best = forced.unwrap_or_else(A::best);
+        let t = match forced {
+            Some(e) => A::with(key, e),
+            None => A::new_from_slice(key).expect("key length"),
+        };
         let mut v: Vec<Box<dyn CbcSubject>> = vec![Box::new(Named {
             name: "ours",
             ours: true,
             iv: alg.iv(),
-            t: Ours(A::new_from_slice(key).expect("key length")),
+            t: Ours(t),
         })];
         if all_engines {
             for e in A::all() {
@@ -357,39 +387,90 @@ mod ours {
         v
     }
 
-    pub fn subjects(alg: CbcAlg, key: &[u8], all_engines: bool) -> Vec<Box<dyn CbcSubject>> {
+    pub fn subjects(
+        alg: CbcAlg,
+        key: &[u8],
+        all_engines: bool,
+        hash: Option<&str>,
+    ) -> Vec<Box<dyn CbcSubject>> {
         match alg {
-            CbcAlg::Aes128Sha1 => named::<Aes128CbcSha1>(alg, key, all_engines),
-            CbcAlg::Aes256Sha1 => named::<Aes256CbcSha1>(alg, key, all_engines),
-            CbcAlg::Aes128Sha256 => named::<Aes128CbcSha256>(alg, key, all_engines),
-            CbcAlg::Aes256Sha256 => named::<Aes256CbcSha256>(alg, key, all_engines),
-            CbcAlg::Aes256Sha384 => named::<Aes256CbcSha384>(alg, key, all_engines),
-            CbcAlg::TdesSha1 => named::<DesEde3CbcSha1>(alg, key, all_engines),
+            CbcAlg::Aes128Sha1 => named::<Aes128CbcSha1>(alg, key, all_engines, hash),
+            CbcAlg::Aes256Sha1 => named::<Aes256CbcSha1>(alg, key, all_engines, hash),
+            CbcAlg::Aes128Sha256 => named::<Aes128CbcSha256>(alg, key, all_engines, hash),
+            CbcAlg::Aes256Sha256 => named::<Aes256CbcSha256>(alg, key, all_engines, hash),
+            CbcAlg::Aes256Sha384 => named::<Aes256CbcSha384>(alg, key, all_engines, hash),
+            CbcAlg::TdesSha1 => named::<DesEde3CbcSha1>(alg, key, all_engines, hash),
+        }
+    }
+
+    /// Whether `alg` can run on hash engine `hash` here.
+    pub fn has_hash_engine(alg: CbcAlg, hash: &str) -> bool {
+        match alg {
+            CbcAlg::Aes128Sha1 => forced::<Aes128CbcSha1>(hash).is_some(),
+            CbcAlg::Aes256Sha1 => forced::<Aes256CbcSha1>(hash).is_some(),
+            CbcAlg::Aes128Sha256 => forced::<Aes128CbcSha256>(hash).is_some(),
+            CbcAlg::Aes256Sha256 => forced::<Aes256CbcSha256>(hash).is_some(),
+            CbcAlg::Aes256Sha384 => forced::<Aes256CbcSha384>(hash).is_some(),
+            CbcAlg::TdesSha1 => forced::<DesEde3CbcSha1>(hash).is_some(),
+        }
+    }
+
+    /// What `ours` runs on: the engines `KeyInit` picks, or those forced.
+    fn report<A: Suite>(hash: Option<&str>) -> String {
+        match hash.and_then(forced::<A>) {
+            Some(e) => format!("{e} (hash engine forced)"),
+            None => A::picked(),
         }
     }
 
     /// The engines `ours` runs on for `alg`, for the report.
-    pub fn engines(alg: CbcAlg) -> String {
+    pub fn engines(alg: CbcAlg, hash: Option<&str>) -> String {
         match alg {
-            CbcAlg::Aes128Sha1 => Aes128CbcSha1::picked(),
-            CbcAlg::Aes256Sha1 => Aes256CbcSha1::picked(),
-            CbcAlg::Aes128Sha256 => Aes128CbcSha256::picked(),
-            CbcAlg::Aes256Sha256 => Aes256CbcSha256::picked(),
-            CbcAlg::Aes256Sha384 => Aes256CbcSha384::picked(),
-            CbcAlg::TdesSha1 => DesEde3CbcSha1::picked(),
+            CbcAlg::Aes128Sha1 => report::<Aes128CbcSha1>(hash),
+            CbcAlg::Aes256Sha1 => report::<Aes256CbcSha1>(hash),
+            CbcAlg::Aes128Sha256 => report::<Aes128CbcSha256>(hash),
+            CbcAlg::Aes256Sha256 => report::<Aes256CbcSha256>(hash),
+            CbcAlg::Aes256Sha384 => report::<Aes256CbcSha384>(hash),
+            CbcAlg::TdesSha1 => report::<DesEde3CbcSha1>(hash),
         }
     }
 }
 
-/// The engines `ours` runs on for `alg` (`None` without the `tls-cbc` feature).
-pub fn our_engines(alg: CbcAlg) -> Option<String> {
+/// The engines `ours` runs on for `alg`, with hash engine `hash` forced if given (`None`
+/// without the `tls-cbc` feature).
+pub fn our_engines(alg: CbcAlg, hash: Option<&str>) -> Option<String> {
     #[cfg(feature = "tls-cbc")]
-    return Some(ours::engines(alg));
+    return Some(ours::engines(alg, hash));
     #[cfg(not(feature = "tls-cbc"))]
     {
-        let _ = alg;
+        let _ = (alg, hash);
         None
     }
+}
+
+/// Whether our `alg` can run on hash engine `hash` on this CPU (false without the
+/// `tls-cbc` feature).
+pub fn has_hash_engine(alg: CbcAlg, hash: &str) -> bool {
+    #[cfg(feature = "tls-cbc")]
+    return ours::has_hash_engine(alg, hash);
+    #[cfg(not(feature = "tls-cbc"))]
+    {
+        let _ = (alg, hash);
+        false
+    }
+}
+
+/// A hash engine's name as `--hash-engine` takes it (`HashEngine::name`).
+pub fn parse_hash_engine(name: &str) -> Result<&'static str, String> {
+    #[cfg(feature = "tls-cbc")]
+    {
+        let all = tls_cbc_aead::HashEngine::ALL.map(|e| e.name());
+        all.into_iter()
+            .find(|&n| n == name)
+            .ok_or_else(|| format!("--hash-engine {name:?}: one of {}", all.join(", ")))
+    }
+    #[cfg(not(feature = "tls-cbc"))]
+    Err(format!("--hash-engine {name:?}: needs the tls-cbc feature"))
 }
 
 mod openssl_side {
@@ -784,13 +865,29 @@ mod tests {
     #[test]
     fn every_side_opens_every_other_side() {
         for alg in CbcAlg::ALL {
-            cross_check(alg, &[0, 15, 16, 17, 255, 1350], true).unwrap();
+            cross_check(alg, &[0, 15, 16, 17, 255, 1350], true, None).unwrap();
         }
+    }
+
+    /// `--hash-engine`: RustCrypto's hashes run everywhere, so every suite's `ours` takes
+    /// them when they are forced, and still opens what every other side seals.
+    #[test]
+    fn forced_hash_engine() {
+        for alg in CbcAlg::ALL {
+            cross_check(alg, &[0, 255, 1350], false, Some("rustcrypto")).unwrap();
+            if let Some(e) = our_engines(alg, Some("rustcrypto")) {
+                assert!(
+                    e.contains("/rustcrypto/") && e.ends_with("(hash engine forced)"),
+                    "{e}"
+                );
+            }
+        }
+        assert!(parse_hash_engine("no-such-engine").is_err());
     }
 
     #[test]
     fn openssl_side_rejects_a_flipped_bit() {
-        let mut s = subjects(CbcAlg::Aes128Sha1, false).remove(1);
+        let mut s = subjects(CbcAlg::Aes128Sha1, false, None).remove(1);
         assert_eq!(s.name(), "openssl");
         let mut r = s.seal_once(100);
         assert_eq!(r.len(), 128);

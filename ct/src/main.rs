@@ -415,7 +415,8 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
     let runs = |hash: HashEngine| match hash {
         HashEngine::ShaNi => shani,
         HashEngine::ShaNiAvx512 => shani_avx512,
-        HashEngine::Sha512Avx2 => sha512_avx2,
+        // The SHA-256 AVX2 engine needs what the SHA-512 one does (AVX2, BMI1, BMI2).
+        HashEngine::Sha512Avx2 | HashEngine::Avx2 => sha512_avx2,
         HashEngine::Sha512Avx512 => sha512_avx512,
         _ => true,
     };
@@ -486,6 +487,8 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
             HashEngine::ShaNiAvx512,
             "sha-ni-avx512 (SHA-NI, AVX-512VL)",
         ),
+        ("SHA-1", HashEngine::Avx2, "avx2 (AVX2, BMI2)"),
+        ("SHA-256", HashEngine::Avx2, "avx2 (AVX2, BMI2)"),
         ("SHA-384", HashEngine::RustCrypto, "sha2 crate"),
         (
             "SHA-384",
@@ -517,6 +520,12 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         ("AES-256-CBC-SHA256", HashEngine::ShaNi),
         ("AES-128-CBC-SHA256", HashEngine::ShaNiAvx512),
         ("AES-256-CBC-SHA256", HashEngine::ShaNiAvx512),
+        ("AES-128-CBC-SHA1", HashEngine::Avx2),
+        ("AES-256-CBC-SHA1", HashEngine::Avx2),
+        ("AES-128-CBC-SHA1, implicit IV", HashEngine::Avx2),
+        ("AES-256-CBC-SHA1, implicit IV", HashEngine::Avx2),
+        ("AES-128-CBC-SHA256", HashEngine::Avx2),
+        ("AES-256-CBC-SHA256", HashEngine::Avx2),
         ("AES-256-CBC-SHA384", HashEngine::Sha512Avx2),
         ("AES-256-CBC-SHA384", HashEngine::Sha512Avx512),
     ] {
@@ -564,6 +573,7 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         [
             HashEngine::ShaNi,
             HashEngine::ShaNiAvx512,
+            HashEngine::Avx2,
             HashEngine::Sha512Avx2,
             HashEngine::Sha512Avx512,
         ]

@@ -24,7 +24,7 @@ use hardening_fuzz::Cursor;
 use hmac::Mac;
 use libfuzzer_sys::fuzz_target;
 use tls_cbc_aead::{
-    aead::{AeadInOut, KeyInit, Nonce},
+    aead::{AeadInOut, Nonce},
     *,
 };
 
@@ -232,11 +232,42 @@ fn parse<'a>(c: &mut Cursor<'a>) -> Case<'a> {
     }
 }
 
-fn explicit<A: AeadInOut + KeyInit>(m: Model, c: &mut Cursor<'_>) {
+/// A key on one of the engine choices this CPU has (`available_engines`, inherent on each
+/// suite type), picked by the key's first byte, so that every hash engine and seal path
+/// is fuzzed, not only those `KeyInit` picks.
+trait OnSomeEngines: Sized {
+    fn on_some_engines(key: &[u8]) -> Self;
+}
+
+macro_rules! on_some_engines {
+    ($($t:ty),*) => {$(
+        impl OnSomeEngines for $t {
+            fn on_some_engines(key: &[u8]) -> Self {
+                let all: Vec<Engines> = <$t>::available_engines().collect();
+                let engines = all[usize::from(key[0]) % all.len()];
+                <$t>::new_with_engines(key.try_into().expect("key length"), engines)
+                    .expect("an available engine choice")
+            }
+        }
+    )*};
+}
+on_some_engines!(
+    Aes128CbcSha1,
+    Aes256CbcSha1,
+    Aes128CbcSha256,
+    Aes256CbcSha256,
+    Aes256CbcSha384,
+    DesEde3CbcSha1,
+    Aes128CbcSha1ImplicitIv,
+    Aes256CbcSha1ImplicitIv,
+    DesEde3CbcSha1ImplicitIv
+);
+
+fn explicit<A: AeadInOut + OnSomeEngines>(m: Model, c: &mut Cursor<'_>) {
     let key = c.exact(m.mac_len() + m.enc_len());
     let iv = c.exact(m.block());
     let case = parse(c);
-    let a = A::new_from_slice(&key).expect("key length");
+    let a = A::on_some_engines(&key);
     let nonce = Nonce::<A>::try_from(iv.as_slice()).expect("IV length");
     let open = |record: &[u8]| {
         let mut buf = record.to_vec();
@@ -288,7 +319,7 @@ macro_rules! implicit {
         let key = c.exact(m.mac_len() + m.enc_len() + m.block());
         let iv = key[m.mac_len() + m.enc_len()..].to_vec();
         let case = parse(c);
-        let mut opener = <$ty>::new_from_slice(&key).expect("key length");
+        let mut opener = <$ty>::on_some_engines(&key);
         match case.mode {
             0 | 1 => {
                 let record = if case.mode == 0 {
@@ -303,7 +334,7 @@ macro_rules! implicit {
             }
             _ => {
                 // Two records chained: the second uses the last block of the first as IV.
-                let mut sealer = <$ty>::new_from_slice(&key).expect("key length");
+                let mut sealer = <$ty>::on_some_engines(&key);
                 let mut chain = iv.clone();
                 for part in [
                     case.body,

@@ -11,7 +11,10 @@
 use subtle::ConditionallySelectable;
 
 #[cfg(target_arch = "x86_64")]
-use crate::x86_64::{sha1_ni, sha256_ni, sha512::RoundForm, sha512_avx2, sha512_avx512, stitch};
+use crate::x86_64::{
+    sha1_avx2, sha1_ni, sha256_avx2, sha256_ni, sha512::RoundForm, sha512_avx2, sha512_avx512,
+    stitch,
+};
 use crate::{
     ct,
     engine::{FinishSteps, HashEngine, RoundTuning, ShaScheduleOn},
@@ -170,6 +173,16 @@ unsafe fn sha1_shani_avx512(state: &mut [u32; 5], blocks: &[u8]) {
     unsafe { sha1_ni::compress_avx512(state, blocks.as_chunks().0) }
 }
 
+/// `sha1_avx2`'s compression behind a [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have AVX2 and BMI1/BMI2 (`sha1_avx2::available`).
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha1_on_avx2(state: &mut [u32; 5], blocks: &[u8]) {
+    // SAFETY: the caller guarantees the features.
+    unsafe { sha1_avx2::compress(state, blocks.as_chunks().0) }
+}
+
 /// The sha1 crate's compression behind a [`Compress`] pointer (no precondition).
 unsafe fn sha1_rustcrypto(state: &mut [u32; 5], blocks: &[u8]) {
     // MemorySanitizer does not model SHA1RNDS4, which the sha1 crate's SHA-NI
@@ -212,6 +225,16 @@ unsafe fn sha256_shani(state: &mut [u32; 8], blocks: &[u8]) {
 unsafe fn sha256_shani_avx512(state: &mut [u32; 8], blocks: &[u8]) {
     // SAFETY: the caller guarantees SHA-NI and AVX-512VL.
     unsafe { sha256_ni::compress_avx512(state, blocks.as_chunks().0) }
+}
+
+/// `sha256_avx2`'s compression behind a [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have AVX2 and BMI1/BMI2 (`sha256_avx2::available`).
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha256_on_avx2(state: &mut [u32; 8], blocks: &[u8]) {
+    // SAFETY: the caller guarantees the features.
+    unsafe { sha256_avx2::compress(state, blocks.as_chunks().0, None) }
 }
 
 /// The sha2 crate's SHA-256 compression behind a [`Compress`] pointer (no precondition).
@@ -295,13 +318,14 @@ fn write_be_words(state: &[u32], out: &mut [u8]) {
 
 /// The methods SHA-1 and SHA-256 share, for state type `$state`: the choice between the
 /// two SHA-NI engines ([`ShaScheduleOn`]); the RustCrypto crate's compression
-/// `$rustcrypto` anywhere; and for each SHA-NI engine, where the CPU can run it
-/// (`$available`), this crate's compression `$shani` and the stitched seal `$stitched`.
-macro_rules! sha_ni_hash_methods {
+/// `$rustcrypto` anywhere; and for each of this crate's engines (the SHA-NI ones and the
+/// AVX2 one), where the CPU can run it (`$available`), its compression `$ours` and its
+/// stitched seal `$stitched`.
+macro_rules! sha1_sha256_methods {
     (
         $state:ty,
         $rustcrypto:path,
-        $($engine:ident => ($available:path, $shani:path, $stitched:path)),+ $(,)?
+        $($engine:ident => ($available:path, $ours:path, $stitched:path)),+ $(,)?
     ) => {
         /// `ShaNiAvx512` where [`ShaScheduleOn`] says and the CPU has it; else the
         /// first other engine in [`HashEngine::ALL`] that runs.
@@ -333,7 +357,7 @@ macro_rules! sha_ni_hash_methods {
             match engine {
                 $(
                     #[cfg(target_arch = "x86_64")]
-                    HashEngine::$engine => $shani,
+                    HashEngine::$engine => $ours,
                 )+
                 _ => $rustcrypto,
             }
@@ -385,11 +409,12 @@ impl HashAlg for Sha1 {
     ];
     const RUSTCRYPTO_CRATE: &'static str = "sha1 crate";
 
-    sha_ni_hash_methods!(
+    sha1_sha256_methods!(
         [u32; 5],
         sha1_rustcrypto,
         ShaNi => (sha1_ni::available, sha1_shani, stitch::sha1_ni),
         ShaNiAvx512 => (sha1_ni::available_avx512, sha1_shani_avx512, stitch::sha1_ni_avx512),
+        Avx2 => (sha1_avx2::available, sha1_on_avx2, stitch::sha1_avx2),
     );
 }
 
@@ -411,11 +436,12 @@ impl HashAlg for Sha256 {
     ];
     const RUSTCRYPTO_CRATE: &'static str = "sha2 crate";
 
-    sha_ni_hash_methods!(
+    sha1_sha256_methods!(
         [u32; 8],
         sha256_rustcrypto,
         ShaNi => (sha256_ni::available, sha256_shani, stitch::sha256_ni),
         ShaNiAvx512 => (sha256_ni::available_avx512, sha256_shani_avx512, stitch::sha256_ni_avx512),
+        Avx2 => (sha256_avx2::available, sha256_on_avx2, stitch::sha256_avx2),
     );
 }
 

@@ -36,22 +36,28 @@ pub enum HashEngine {
     /// This crate's SHA-512 (for SHA-384) on AVX-512VL, AVX2 and BMI1/BMI2. Seal can
     /// stitch AES-CBC into it.
     Sha512Avx512,
+    /// This crate's SHA-1 or SHA-256 with its rounds in scalar BMI2 code and its message
+    /// schedule on AVX2, two blocks at a time, for the CPUs with AVX2 but without SHA-NI
+    /// (Intel Haswell to Cascade Lake; x86_64 with AVX2 and BMI1/BMI2). Keys take it
+    /// only where SHA-NI is missing. Seal can stitch AES-CBC into it.
+    Avx2,
 }
 
 impl HashEngine {
     /// Every engine. A key takes the first its hash and CPU can run, except that SHA-1
     /// and SHA-256 take `ShaNiAvx512` only on the cores it was made for (and `ShaNi`
     /// elsewhere).
-    pub const ALL: [HashEngine; 5] = [
+    pub const ALL: [HashEngine; 6] = [
         HashEngine::Sha512Avx512,
         HashEngine::Sha512Avx2,
         HashEngine::ShaNi,
         HashEngine::ShaNiAvx512,
+        HashEngine::Avx2,
         HashEngine::RustCrypto,
     ];
 
-    /// A short lowercase name: `rustcrypto`, `sha-ni`, `sha-ni-avx512`, `sha512-avx2` or
-    /// `sha512-avx512`.
+    /// A short lowercase name: `rustcrypto`, `sha-ni`, `sha-ni-avx512`, `sha512-avx2`,
+    /// `sha512-avx512` or `avx2`.
     pub const fn name(self) -> &'static str {
         match self {
             HashEngine::RustCrypto => "rustcrypto",
@@ -59,6 +65,7 @@ impl HashEngine {
             HashEngine::ShaNiAvx512 => "sha-ni-avx512",
             HashEngine::Sha512Avx2 => "sha512-avx2",
             HashEngine::Sha512Avx512 => "sha512-avx512",
+            HashEngine::Avx2 => "avx2",
         }
     }
 }

@@ -36,8 +36,9 @@
 //!
 //! Each key runs on the fastest engines this CPU has, chosen once when it is made: AES on
 //! gcm-core's back ends; HMAC on this crate's SHA-NI SHA-1/SHA-256 (SHA-1's message
-//! schedule in AVX-512VL on Intel's cores from Golden Cove on), or its AVX-512VL or AVX2
-//! SHA-512 for SHA-384, else on the RustCrypto crates; and on x86_64 with AES-NI a
+//! schedule in AVX-512VL on Intel's cores from Golden Cove on), on CPUs without SHA-NI
+//! its AVX2 SHA-1/SHA-256, and its AVX-512VL or AVX2 SHA-512 for SHA-384, else on the
+//! RustCrypto crates; and on x86_64 with AES-NI a
 //! seal that runs the serial CBC encryption inside the hash rounds (`x86_64::stitch`).
 //! 3DES is this crate's own (`tdes`): CBC decryption many blocks at a time on the
 //! widest vectors the CPU has, CBC encryption on AVX-512 VBMI where it has that.
@@ -46,11 +47,11 @@
 //!
 //! Constant time is checked under valgrind memcheck by `tests/ct_valgrind.rs`, run through
 //! `ct-check.sh`, on every engine choice valgrind's CPU model leaves: AES-NI and portable
-//! AES, the RustCrypto hashes, and the AVX2 SHA-512 engine plain and stitched. valgrind
-//! runs neither SHA-NI nor AVX-512. The workspace's MemorySanitizer harness (`ct/`, run
-//! by `.ci/ct-msan.sh`) runs natively and checks seal and open of every suite on every
-//! engine choice the CPU has: the SHA-NI SHA-1/SHA-256 and AVX-512VL SHA-512 engines
-//! and every stitched seal included.
+//! AES, the RustCrypto hashes, the AVX2 SHA-1/SHA-256 engine and the AVX2 SHA-512 one,
+//! plain and stitched. valgrind runs neither SHA-NI nor AVX-512. The workspace's
+//! MemorySanitizer harness (`ct/`, run by `.ci/ct-msan.sh`) runs natively and checks
+//! seal and open of every suite on every engine choice the CPU has: the SHA-NI
+//! SHA-1/SHA-256 and AVX-512VL SHA-512 engines and every stitched seal included.
 //!
 //! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
 //! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see

@@ -208,9 +208,11 @@ fn main() {
             .join(", ")
     };
     println!(
-        "ct_valgrind: engines (AES back end / hash / seal): SHA-1 [{}]; SHA-384 [{}]; \
-         3DES kernels {} (the CBC decryption's, `-vbmi` if encryption runs on VBMI)",
+        "ct_valgrind: engines (AES back end / hash / seal): SHA-1 [{}]; SHA-256 [{}]; \
+         SHA-384 [{}]; 3DES kernels {} (the CBC decryption's, `-vbmi` if encryption runs \
+         on VBMI)",
         list(Aes128CbcSha1::available_engines().collect()),
+        list(Aes128CbcSha256::available_engines().collect()),
         list(Aes256CbcSha384::available_engines().collect()),
         DesEde3CbcSha1::new(&Default::default()).ct_engines().cipher
     );

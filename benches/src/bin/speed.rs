@@ -33,6 +33,10 @@ usage: speed [options]
   --roofline         also measure our AES-CTR-only loop (same AES code, no GHASH)
   --tls-cbc          TLS CBC-HMAC records: ours (feature tls-cbc), OpenSSL's composition
                      and OpenSSL's stitched ciphers
+  --hash-engine NAME with --tls-cbc, run ours on this hash engine (e.g. avx2, the SHA-1 /
+                     SHA-256 engine for CPUs without SHA-NI) with its fastest seal, in the
+                     suites that have it (on its own, e.g. beside an OpenSSL held to its
+                     code for such CPUs by OPENSSL_ia32cap)
   --tls-engines      with --tls-cbc, also measure ours on every other hash engine and
                      seal path this CPU has (same AES back end)
   --no-gcm           skip the AES-GCM measurements (with --tls-cbc)
@@ -56,11 +60,23 @@ struct Opts {
     roofline: bool,
     tls_cbc: bool,
     tls_engines: bool,
+    hash_engine: Option<&'static str>,
     gcm: bool,
     key_setup: bool,
     csv: Option<String>,
     plot: Option<String>,
     markdown: Option<String>,
+}
+
+#[cfg(feature = "peer-openssl")]
+use benches::tls_cbc::parse_hash_engine;
+
+/// `--hash-engine` applies to the TLS CBC measurements, which need OpenSSL's side.
+#[cfg(not(feature = "peer-openssl"))]
+fn parse_hash_engine(name: &str) -> Result<&'static str, String> {
+    Err(format!(
+        "--hash-engine {name:?}: needs the peer-openssl feature (--tls-cbc)"
+    ))
 }
 
 fn parse(args: &[String]) -> Result<Opts, String> {
@@ -77,6 +93,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         roofline: false,
         tls_cbc: false,
         tls_engines: false,
+        hash_engine: None,
         gcm: true,
         key_setup: true,
         csv: None,
@@ -138,6 +155,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "--roofline" => o.roofline = true,
             "--tls-cbc" => o.tls_cbc = true,
             "--tls-engines" => o.tls_engines = true,
+            "--hash-engine" => o.hash_engine = Some(parse_hash_engine(&value()?)?),
             "--no-gcm" => o.gcm = false,
             "--no-key-setup" => o.key_setup = false,
             "--csv" => o.csv = Some(value()?),
@@ -436,7 +454,9 @@ fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
 
 #[cfg(feature = "peer-openssl")]
 fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
-    use benches::tls_cbc::{CbcAlg, TLS_SIZES, cross_check, our_engines, subjects};
+    use benches::tls_cbc::{
+        CbcAlg, TLS_SIZES, cross_check, has_hash_engine, our_engines, subjects,
+    };
     let sizes = o.chunks.clone().unwrap_or_else(|| TLS_SIZES.to_vec());
     if !cfg!(feature = "tls-cbc") {
         println!("(built without the tls-cbc feature: OpenSSL side only)");
@@ -449,14 +469,18 @@ fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
         if ops.is_empty() {
             continue;
         }
-        cross_check(alg, &sizes, o.tls_engines)?;
-        if let Some(e) = our_engines(alg) {
+        if let Some(hash) = o.hash_engine.filter(|&h| !has_hash_engine(alg, h)) {
+            println!("{}: no {hash} hash engine on this CPU, skipped", alg.name());
+            continue;
+        }
+        cross_check(alg, &sizes, o.tls_engines, o.hash_engine)?;
+        if let Some(e) = our_engines(alg, o.hash_engine) {
             println!(
                 "{}: ours on {e} (cipher engine / hash engine / seal)",
                 alg.name()
             );
         }
-        let mut subs = subjects(alg, o.tls_engines);
+        let mut subs = subjects(alg, o.tls_engines, o.hash_engine);
         for &op in &ops {
             let swept = sweep(o.rounds(), &sizes, subs.len(), |i, len| {
                 subs[i].measure(op, len, o.budget_ns())

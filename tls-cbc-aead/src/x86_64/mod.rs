@@ -2,6 +2,9 @@
 //!
 //! * `sha1_ni`, `sha256_ni`: SHA-1 and SHA-256 on the SHA extensions (SHA-1's message
 //!   schedule on `SHA1MSG1`/`SHA1MSG2`, or on AVX-512VL for cores slow at those);
+//! * `sha1_avx2`, `sha256_avx2`: SHA-1 and SHA-256 on AVX2 + BMI2 (the schedule of two
+//!   blocks at once on vectors, scalar rounds), for CPUs without the SHA extensions;
+//! * `two_blocks`: the `W + K` buffer of the engines that schedule two blocks at once;
 //! * `sha512`: SHA-512 on 256-bit vectors, shared by `sha512_avx2` (AVX2 + BMI2) and
 //!   `sha512_avx512` (AVX-512VL), which differ in the message schedule's σ functions;
 //! * `stitch`: seal's inner hash on any of these with the AES-CBC chain run in its gaps;
@@ -18,7 +21,9 @@
 //! or memory index that depends on the data.
 
 pub(crate) mod copy_mac;
+pub(crate) mod sha1_avx2;
 pub(crate) mod sha1_ni;
+pub(crate) mod sha256_avx2;
 pub(crate) mod sha256_ni;
 pub(crate) mod sha512;
 pub(crate) mod sha512_avx2;
@@ -31,6 +36,7 @@ pub(crate) mod stitch;
 pub(crate) mod tdes;
 #[cfg(feature = "des")]
 pub(crate) mod tdes_vbmi;
+mod two_blocks;
 
 /// Work that a compression runs between groups of its rounds: seal's CBC encryption
 /// (`stitch`), or nothing (`()`).

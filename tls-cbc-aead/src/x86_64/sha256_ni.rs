@@ -39,7 +39,7 @@ pub(crate) fn available_avx512() -> bool {
 
 /// The round constants (the first 32 bits of the fractional parts of the cube roots of
 /// the first 64 primes).
-static K: [u32; 64] = [
+pub(super) static K: [u32; 64] = [
     0x428a_2f98,
     0x7137_4491,
     0xb5c0_fbcf,

@@ -72,7 +72,7 @@ use core::arch::x86_64::*;
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
-use super::Hook;
+use super::{Hook, two_blocks};
 
 /// The round constants (the first 64 bits of the fractional parts of the cube roots of
 /// the first 80 primes).
@@ -160,51 +160,8 @@ static K: [u64; 80] = [
 ];
 
 /// `W + K` for two blocks, two words of block A then the same two of block B, so one
-/// 256-bit store writes a schedule step of both.
-///
-/// Made uninitialised: [`compress_pair`] writes every step before the rounds that read it.
-/// Zeroing its 1280 bytes cost a `memset` call in each compression, several per record.
-#[repr(C, align(32))]
-pub(crate) struct Wk([MaybeUninit<[u64; 4]>; 40]);
-
-impl Wk {
-    /// A buffer with no step written yet.
-    #[inline(always)]
-    pub(crate) fn new() -> Self {
-        Wk([MaybeUninit::uninit(); 40])
-    }
-
-    /// The steps of rounds `16 * group ..` (as [`Self::group`]) and the slots of the
-    /// next group's, to be written while those rounds run. `group` is below 4.
-    ///
-    /// # Safety
-    /// As [`Self::group`].
-    #[inline(always)]
-    unsafe fn group_and_next(
-        &mut self,
-        group: usize,
-    ) -> (&[[u64; 4]; 8], &mut [MaybeUninit<[u64; 4]>; 8]) {
-        let (done, rest) = self.0.split_at_mut(8 * group + 8);
-        let steps: &[MaybeUninit<[u64; 4]>; 8] = done[8 * group..].try_into().unwrap();
-        let next: &mut [MaybeUninit<[u64; 4]>; 8] = (&mut rest[..8]).try_into().unwrap();
-        // SAFETY: as in `group`.
-        (unsafe { &*steps.as_ptr().cast::<[[u64; 4]; 8]>() }, next)
-    }
-
-    /// The 16 steps of rounds `16 * group ..`, as one array so that the rounds index it
-    /// with constants.
-    ///
-    /// # Safety
-    /// Steps `8 * group .. 8 * group + 8` must have been written by [`put_step`].
-    #[inline(always)]
-    unsafe fn group(&self, group: usize) -> &[[u64; 4]; 8] {
-        let steps: &[MaybeUninit<[u64; 4]>; 8] =
-            self.0[8 * group..8 * group + 8].try_into().unwrap();
-        // SAFETY: the caller guarantees that these steps are initialised, and
-        // `MaybeUninit<T>` has the layout of `T`.
-        unsafe { &*steps.as_ptr().cast::<[[u64; 4]; 8]>() }
-    }
-}
+/// 256-bit store writes a schedule step of both; 8 steps to a group of 16 rounds.
+pub(crate) type Wk = two_blocks::Wk<[u64; 4], 40, 8>;
 
 /// The 16 message words of blocks `a` and `b`, big-endian to native, as
 /// `[a[2i], a[2i + 1], b[2i], b[2i + 1]]` for `i` in `0..8`.
@@ -284,12 +241,17 @@ pub(super) fn big_sigma1(e: u64) -> u64 {
 
 /// Defines `$name`, which hides a value of type `$ty` (held in register class `$class`)
 /// from the optimiser: an empty `asm!` that claims to change it, so that a sum passed
-/// through it is computed as written.
+/// through it is computed as written. `$template`, a comment naming the register, is
+/// `"/* {0} */"` unless given (`"/* {0:e} */"` for a 32-bit word, whose register the
+/// default would name by its 64-bit form).
 ///
 /// Under MemorySanitizer and Miri, `black_box`: the sanitizer would report the secret
 /// going into the `asm!` and take what comes out as public, and Miri cannot run `asm!`.
 macro_rules! define_opaque {
     ($(#[$doc:meta])* $name:ident, $ty:ty, $class:ident) => {
+        $crate::x86_64::sha512::define_opaque!($(#[$doc])* $name, $ty, $class, "/* {0} */");
+    };
+    ($(#[$doc:meta])* $name:ident, $ty:ty, $class:ident, $template:literal) => {
         $(#[$doc])*
         #[inline(always)]
         pub(super) fn $name(#[allow(unused_mut)] mut x: $ty) -> $ty {
@@ -300,7 +262,7 @@ macro_rules! define_opaque {
             #[cfg(not(any(ct_msan, miri)))]
             unsafe {
                 core::arch::asm!(
-                    "/* {0} */",
+                    $template,
                     inout($class) x,
                     options(pure, nomem, nostack, preserves_flags)
                 );
@@ -623,7 +585,7 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, F: RoundForm, H: Hook>(
 ) {
     for (s, w) in x.iter().enumerate() {
         // SAFETY: the caller guarantees AVX2.
-        unsafe { put_step(&mut wk.0[s], 2 * s, *w) };
+        unsafe { put_step(wk.step_mut(s), 2 * s, *w) };
     }
     // SAFETY: the caller guarantees the features.
     let mut v = unsafe { F::vars(state) };

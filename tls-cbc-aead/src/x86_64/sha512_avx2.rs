@@ -5,14 +5,11 @@
 use core::arch::x86_64::*;
 
 use super::sha512::{self, RoundForm, Sigmas};
-
-cpufeatures::new!(cpuid, "avx2", "bmi1", "bmi2");
+use super::two_blocks;
 
 /// Whether this CPU (and OS) can run the engine (less what the constant-time harness hides).
 pub(crate) fn available() -> bool {
-    use gcm_core::__CpuFeatures as F;
-    // The constant-time harness can hide these, to run what CPUs without them run.
-    cpuid::get() && !crate::ct_check::hidden(F::AVX | F::AVX2)
+    two_blocks::avx2_bmi_available()
 }
 
 /// The AVX2 σ functions.

@@ -1,5 +1,6 @@
 //! Seal's inner HMAC hash and its CBC encryption in one pass (x86_64, AES-NI beside the
-//! SHA-NI SHA-1/SHA-256 engines or the AVX2/AVX-512 SHA-512 ones).
+//! SHA-NI SHA-1/SHA-256 engines, the AVX2 SHA-1/SHA-256 ones or the AVX2/AVX-512 SHA-512
+//! ones).
 //!
 //! CBC encryption is a serial chain of `aesenc`, bound by its latency and leaving the AES
 //! unit idle most of the time; the hash rounds run on other units (SHA-NI, or the scalar
@@ -21,7 +22,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{Hook, sha1_ni, sha256_ni, sha512, sha512_avx2::Avx2, sha512_avx512::Avx512};
+use super::{
+    Hook, sha1_avx2, sha1_ni, sha256_avx2, sha256_ni, sha512, sha512_avx2::Avx2,
+    sha512_avx512::Avx512, two_blocks,
+};
 
 /// Bytes of the hash input in front of the plaintext: the associated data and the length.
 pub(crate) const HEAD_LEN: usize = 13;
@@ -199,6 +203,86 @@ impl<S: sha512::Sigmas, F: sha512::RoundForm> StitchedHash for Sha512With<S, F> 
     }
     #[inline(always)]
     unsafe fn finish(regs: Self::Regs, state: &mut [u64; 8]) {
+        *state = regs.0;
+    }
+}
+
+/// SHA-1 on the AVX2 engine (for CPUs without SHA-NI): two blocks per step (one per
+/// vector lane of the schedule), a hook every 4 rounds.
+struct Sha1Avx2;
+
+impl StitchedHash for Sha1Avx2 {
+    const BLOCK_LEN: usize = 64;
+    const LENGTH_FIELD_LEN: usize = 8;
+    const STEP_BLOCKS: usize = 2;
+    const HOOKS: usize = 20;
+    type State = [u32; 5];
+    type Regs = ([u32; 5], sha1_avx2::Wk);
+    type Loaded = [__m256i; 4];
+
+    #[inline(always)]
+    unsafe fn start(state: &[u32; 5]) -> Self::Regs {
+        (*state, sha1_avx2::Wk::new())
+    }
+    #[inline(always)]
+    unsafe fn load(a: &[u8], b: &[u8]) -> [__m256i; 4] {
+        // SAFETY: the caller guarantees the engine's features, AVX2 among them.
+        unsafe { two_blocks::load_pair_32(a.try_into().unwrap(), b.try_into().unwrap()) }
+    }
+    #[inline(always)]
+    unsafe fn compress<K: Hook>(
+        regs: &mut Self::Regs,
+        x: [__m256i; 4],
+        blocks: usize,
+        hook: &mut K,
+    ) {
+        // SAFETY: the caller guarantees the engine's features.
+        unsafe {
+            sha1_avx2::compress_pair::<K>(&mut regs.0, &mut regs.1, x, blocks == 2, None, hook)
+        }
+    }
+    #[inline(always)]
+    unsafe fn finish(regs: Self::Regs, state: &mut [u32; 5]) {
+        *state = regs.0;
+    }
+}
+
+/// SHA-256 on the AVX2 engine (for CPUs without SHA-NI): two blocks per step (one per
+/// vector lane of the schedule), a hook every 4 rounds.
+struct Sha256Avx2;
+
+impl StitchedHash for Sha256Avx2 {
+    const BLOCK_LEN: usize = 64;
+    const LENGTH_FIELD_LEN: usize = 8;
+    const STEP_BLOCKS: usize = 2;
+    const HOOKS: usize = 16;
+    type State = [u32; 8];
+    type Regs = ([u32; 8], sha256_avx2::Wk);
+    type Loaded = [__m256i; 4];
+
+    #[inline(always)]
+    unsafe fn start(state: &[u32; 8]) -> Self::Regs {
+        (*state, sha256_avx2::Wk::new())
+    }
+    #[inline(always)]
+    unsafe fn load(a: &[u8], b: &[u8]) -> [__m256i; 4] {
+        // SAFETY: the caller guarantees the engine's features, AVX2 among them.
+        unsafe { two_blocks::load_pair_32(a.try_into().unwrap(), b.try_into().unwrap()) }
+    }
+    #[inline(always)]
+    unsafe fn compress<K: Hook>(
+        regs: &mut Self::Regs,
+        x: [__m256i; 4],
+        blocks: usize,
+        hook: &mut K,
+    ) {
+        // SAFETY: the caller guarantees the engine's features.
+        unsafe {
+            sha256_avx2::compress_pair::<K>(&mut regs.0, &mut regs.1, x, blocks == 2, None, hook)
+        }
+    }
+    #[inline(always)]
+    unsafe fn finish(regs: Self::Regs, state: &mut [u32; 8]) {
         *state = regs.0;
     }
 }
@@ -582,6 +666,14 @@ stitched_entry!(
     /// HMAC-SHA256's inner hash on SHA-NI, the message schedule's first step on
     /// AVX-512VL (`sha256_ni::VectorAlu`), with AES-CBC.
     sha256_ni_avx512, Sha256Ni<sha256_ni::VectorAlu>, [u32; 8], "sha,sse4.1,avx2,avx512f,avx512vl,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA1's inner hash on the AVX2 engine (CPUs without SHA-NI), with AES-CBC.
+    sha1_avx2, Sha1Avx2, [u32; 5], "avx2,bmi1,bmi2,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA256's inner hash on the AVX2 engine (CPUs without SHA-NI), with AES-CBC.
+    sha256_avx2, Sha256Avx2, [u32; 8], "avx2,bmi1,bmi2,aes"
 );
 stitched_entry!(
     /// HMAC-SHA384's inner hash on the AVX2 SHA-512 engine, rounds in form `F`, with

@@ -1,0 +1,283 @@
+//! SHA-1 for x86_64 CPUs with AVX2 and BMI1/BMI2 but no SHA extensions (Intel's Haswell
+//! to Cascade Lake and Cooper Lake, the Skylake-derived clients up to Comet Lake), which
+//! otherwise ran the sha1 crate's portable rounds.
+//!
+//! The layout of `sha256_avx2`: the message schedule of two blocks at once on 256-bit
+//! vectors (block A's words in the low 128-bit lane, block B's in the high one, four
+//! words a step), computed while block A's rounds run, so that block B's rounds only
+//! read the precomputed `W + K`; the rounds scalar with `rorx`. Each round is written
+//! with its number known at compile time, so that its function (`Ch`, parity or `Maj`)
+//! is picked when it is built. No branch or memory index depends on the data.
+//!
+//! The schedule, `W[t] = rol1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16])`, makes the fourth
+//! word of a step depend on the first; from word 32 on it is computed as `W[t] =
+//! rol2(W[t-6] ^ W[t-16] ^ W[t-28] ^ W[t-32])` (the recurrence applied to itself), whose
+//! four words are independent: 7 vector operations a step against 13. So the window
+//! holds 32 words of each block, eight vectors.
+
+use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
+
+use super::Hook;
+use super::sha512::{Between, group_of_16};
+use super::two_blocks::{self, load_pair_32, opaque_u32 as opaque};
+
+/// Whether this CPU (and OS) can run the engine (less what the constant-time harness hides).
+pub(crate) fn available() -> bool {
+    two_blocks::avx2_bmi_available()
+}
+
+/// The round constants, one for each 20 rounds.
+const K: [u32; 4] = [0x5a82_7999, 0x6ed9_eba1, 0x8f1b_bcdc, 0xca62_c1d6];
+
+/// `W + K` for two blocks, four words of block A then the same four of block B, so one
+/// 256-bit store writes a schedule step of both; 4 steps to a group of 16 rounds.
+pub(crate) type Wk = two_blocks::Wk<[u32; 8], 20, 4>;
+
+/// Stores step `j` (words `4 j .. 4 j + 4` of both blocks) plus its round constant into
+/// `slot`, which rounds `4 j .. 4 j + 4` read.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn put_step(slot: &mut MaybeUninit<[u32; 8]>, j: usize, words: __m256i) {
+    let k = _mm256_set1_epi32(K[j / 5] as i32);
+    // SAFETY: `slot` is 32 writable bytes; the store is unaligned.
+    unsafe { _mm256_storeu_si256(slot.as_mut_ptr().cast(), _mm256_add_epi32(words, k)) };
+}
+
+/// Each 32-bit word rotated left by `L` (`R` = 32 - `L`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rol<const L: i32, const R: i32>(x: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_slli_epi32::<L>(x), _mm256_srli_epi32::<R>(x))
+}
+
+/// Schedule step `j` (4..20) for both blocks, from the window `x`, whose slot `j % 8`
+/// holds step `j - 8` and is overwritten with step `j`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn schedule_step(x: &mut [__m256i; 8], j: usize) {
+    let s = j % 8;
+    let step = |back: usize| x[(j + 8 - back) % 8];
+    let new = if j < 8 {
+        // Words 16..32: `rol1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16])`, whose fourth word
+        // needs the first, `W[t]`: rotated in with its own rotation afterwards.
+        let w16 = step(4);
+        let w14 = _mm256_alignr_epi8::<8>(step(3), step(4));
+        let w8 = step(2);
+        // `W[t-3], W[t-2], W[t-1], 0`.
+        let w3 = _mm256_bsrli_epi128::<4>(step(1));
+        let t = _mm256_xor_si256(_mm256_xor_si256(w16, w14), _mm256_xor_si256(w8, w3));
+        let r = rol::<1, 31>(t);
+        // Word 3 lacked `W[t]` (word 0 of `r`) inside the rotation: `rol1` of it, moved
+        // to word 3.
+        _mm256_xor_si256(r, rol::<1, 31>(_mm256_bslli_epi128::<12>(r)))
+    } else {
+        // `rol2(W[t-6] ^ W[t-16] ^ W[t-28] ^ W[t-32])`.
+        let w6 = _mm256_alignr_epi8::<8>(step(1), step(2));
+        let t = _mm256_xor_si256(
+            _mm256_xor_si256(w6, step(4)),
+            _mm256_xor_si256(step(7), step(8)),
+        );
+        rol::<2, 30>(t)
+    };
+    x[s] = new;
+}
+
+/// The message schedule of the next group of 16 rounds, run between block A's rounds
+/// ([`group_of_16!`] calls it after every two): a step on every second call, so one
+/// after each 4 rounds, as `sha256_avx2::NextSchedule`.
+struct NextSchedule<'a> {
+    /// The schedule's window of 32 words of both blocks (step `j` in slot `j % 8`).
+    x: &'a mut [__m256i; 8],
+    /// Where the next group's `W + K` go.
+    next: &'a mut [MaybeUninit<[u32; 8]>; 4],
+    /// The first step of the next group.
+    j: usize,
+}
+
+impl Between for NextSchedule<'_> {
+    #[inline(always)]
+    unsafe fn run(&mut self, s: usize) {
+        if s % 2 == 1 {
+            let j = self.j + s / 2;
+            // SAFETY: the caller guarantees this engine's features, AVX2 among them.
+            unsafe {
+                schedule_step(self.x, j);
+                put_step(&mut self.next[s / 2], j, self.x[j % 8]);
+            }
+        }
+    }
+}
+
+/// Round `$t` (0..80), the caller rotating the names instead of the values: `e` gains
+/// `W + K`, the round's function of `b, c, d` and `rol5(a)`, in that order (the sum of
+/// the first two is ready before `a`, the previous round's result, is), and `b` is
+/// rotated by 30.
+macro_rules! round {
+    ($t:expr; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $wk:expr) => {
+        let f = if $t < 20 {
+            // Ch(b, c, d).
+            (($c ^ $d) & $b) ^ $d
+        } else if $t < 40 || $t >= 60 {
+            $b ^ $c ^ $d
+        } else {
+            // Maj(b, c, d): the two terms have no bit in common, so they add.
+            ($b & $c).wrapping_add($d & ($b ^ $c))
+        };
+        $e = opaque(opaque($e.wrapping_add($wk)).wrapping_add(f)).wrapping_add($a.rotate_left(5));
+        $b = $b.rotate_left(30);
+    };
+}
+
+/// 16 rounds, `16 * G ..`, of block A (`L` = 0) or B (`L` = 4) on the working variables
+/// `v`, reading `W + K` from `wk`, calling `hook` before every 4 rounds and running
+/// `between` after every two.
+///
+/// # Safety
+/// The CPU must have this engine's features (`between` runs AVX2 code).
+#[inline(always)]
+unsafe fn rounds16<const L: usize, const G: usize, H: Hook, B: Between>(
+    v: &mut [u32; 5],
+    wk: &[[u32; 8]; 4],
+    hook: &mut H,
+    between: &mut B,
+) {
+    let [mut a, mut b, mut c, mut d, mut e] = *v;
+    macro_rules! w {
+        ($i:literal) => {
+            wk[$i / 4][L + $i % 4]
+        };
+    }
+    group_of_16!(hook, between;
+        { round!(16 * G; a, b, c, d, e, w!(0)); }
+        { round!(16 * G + 1; e, a, b, c, d, w!(1)); }
+        { round!(16 * G + 2; d, e, a, b, c, w!(2)); }
+        { round!(16 * G + 3; c, d, e, a, b, w!(3)); }
+        { round!(16 * G + 4; b, c, d, e, a, w!(4)); }
+        { round!(16 * G + 5; a, b, c, d, e, w!(5)); }
+        { round!(16 * G + 6; e, a, b, c, d, w!(6)); }
+        { round!(16 * G + 7; d, e, a, b, c, w!(7)); }
+        { round!(16 * G + 8; c, d, e, a, b, w!(8)); }
+        { round!(16 * G + 9; b, c, d, e, a, w!(9)); }
+        { round!(16 * G + 10; a, b, c, d, e, w!(10)); }
+        { round!(16 * G + 11; e, a, b, c, d, w!(11)); }
+        { round!(16 * G + 12; d, e, a, b, c, w!(12)); }
+        { round!(16 * G + 13; c, d, e, a, b, w!(13)); }
+        { round!(16 * G + 14; b, c, d, e, a, w!(14)); }
+        { round!(16 * G + 15; a, b, c, d, e, w!(15)); }
+    );
+    // After 16 rounds the names have turned one place: the new `a` is in `e`.
+    *v = [e, a, b, c, d];
+}
+
+/// Adds the working variables into the chaining value (the feed-forward).
+#[inline(always)]
+fn feed_forward(state: &mut [u32; 5], v: &[u32; 5]) {
+    for (s, x) in state.iter_mut().zip(v) {
+        *s = s.wrapping_add(*x);
+    }
+}
+
+/// Block A's group `G` (0..4) with the next group's schedule beside it.
+///
+/// # Safety
+/// As [`rounds16`]; the steps of group `G` are written.
+#[inline(always)]
+unsafe fn scheduled_group<const G: usize, H: Hook>(
+    v: &mut [u32; 5],
+    wk: &mut Wk,
+    x: &mut [__m256i; 8],
+    hook: &mut H,
+) {
+    wk.publish();
+    // SAFETY: the caller guarantees group `G`'s steps.
+    let (cur, next) = unsafe { wk.group_and_next(G) };
+    let mut schedule = NextSchedule {
+        x,
+        next,
+        j: 4 * (G + 1),
+    };
+    // SAFETY: the caller guarantees the features.
+    unsafe { rounds16::<0, G, H, _>(v, cur, hook, &mut schedule) };
+}
+
+/// Compresses block A of `words` (from [`load_pair`]) and then, if `both`, block B,
+/// calling `hook` 20 times a block, before each 4 rounds (so that what it starts, seal's
+/// CBC encryption, overlaps those rounds: see `stitch`), and writing the chaining value
+/// after block A to `after_a`, if given.
+///
+/// # Safety
+/// The CPU must have this engine's features.
+#[inline(always)]
+pub(crate) unsafe fn compress_pair<H: Hook>(
+    state: &mut [u32; 5],
+    wk: &mut Wk,
+    words: [__m256i; 4],
+    both: bool,
+    after_a: Option<&mut [u32; 5]>,
+    hook: &mut H,
+) {
+    // SAFETY: the caller guarantees AVX2.
+    let mut x = [unsafe { _mm256_setzero_si256() }; 8];
+    for (j, w) in words.iter().enumerate() {
+        x[j] = *w;
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { put_step(wk.step_mut(j), j, *w) };
+    }
+    let mut v = *state;
+    // SAFETY: the caller guarantees the features; steps 0..4 were written above, and
+    // each group writes the next group's.
+    unsafe {
+        scheduled_group::<0, H>(&mut v, wk, &mut x, hook);
+        scheduled_group::<1, H>(&mut v, wk, &mut x, hook);
+        scheduled_group::<2, H>(&mut v, wk, &mut x, hook);
+        scheduled_group::<3, H>(&mut v, wk, &mut x, hook);
+        wk.publish();
+        rounds16::<0, 4, H, _>(&mut v, wk.group(4), hook, &mut ());
+    }
+    feed_forward(state, &v);
+    if let Some(after_a) = after_a {
+        *after_a = *state;
+    }
+    if both {
+        let mut v = *state;
+        // SAFETY: all 20 steps are written by now; nothing between the rounds.
+        unsafe {
+            rounds16::<4, 0, H, _>(&mut v, wk.group(0), hook, &mut ());
+            rounds16::<4, 1, H, _>(&mut v, wk.group(1), hook, &mut ());
+            rounds16::<4, 2, H, _>(&mut v, wk.group(2), hook, &mut ());
+            rounds16::<4, 3, H, _>(&mut v, wk.group(3), hook, &mut ());
+            rounds16::<4, 4, H, _>(&mut v, wk.group(4), hook, &mut ());
+        }
+        feed_forward(state, &v);
+    }
+}
+
+/// Compresses `blocks` into `state`, two at a time (one schedule for both), a lone last
+/// block through the same code.
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+pub(crate) fn compress(state: &mut [u32; 5], blocks: &[[u8; 64]]) {
+    let mut wk = Wk::new();
+    for p in blocks.chunks(2) {
+        let both = p.len() == 2;
+        let b = &p[p.len() - 1];
+        // SAFETY: this function has the engine's features.
+        unsafe { compress_pair(state, &mut wk, load_pair_32(&p[0], b), both, None, &mut ()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Against the sha1 crate, from random chaining values on 0 to 5 blocks (pairs and a
+    /// lone last block).
+    #[test]
+    fn matches_sha1() {
+        crate::x86_64::check_compressions(
+            0x6745_2301_efcd_ab89u64,
+            sha1::block_api::compress,
+            &[("the AVX2 engine", available, compress)],
+        );
+    }
+}
