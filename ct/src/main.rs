@@ -51,7 +51,7 @@ struct Profile {
     hide: u32,
 }
 
-const PROFILES: [Profile; 5] = [
+const PROFILES: [Profile; 6] = [
     Profile {
         name: "this CPU",
         hide: 0,
@@ -61,10 +61,15 @@ const PROFILES: [Profile; 5] = [
         name: "no AVX-512 (e.g. Zen 3)",
         hide: F::AVX512F,
     },
-    // AES-NI; SHA-1/SHA-256 on the RustCrypto crates, plain seal; AVX-512 SHA-512.
+    // AES-NI; SHA-1/SHA-256 on the avx512 engine, stitched; AVX-512 SHA-512.
     Profile {
         name: "no VAES, no SHA-NI (e.g. Cascade Lake)",
         hide: F::VAES | F::SHA,
+    },
+    // AES-NI; SHA-1/SHA-256 on the avx2 engine, stitched; AVX2 SHA-512.
+    Profile {
+        name: "no VAES, no SHA-NI, no AVX-512 (e.g. Haswell to Comet Lake)",
+        hide: F::VAES | F::SHA | F::AVX512F,
     },
     // AES-NI in SSE encoding; SHA-NI, stitched; SHA-384 on the sha2 crate; baseline open.
     Profile {
@@ -415,9 +420,10 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
     let runs = |hash: HashEngine| match hash {
         HashEngine::ShaNi => shani,
         HashEngine::ShaNiAvx512 => shani_avx512,
-        // The SHA-256 AVX2 engine needs what the SHA-512 one does (AVX2, BMI1, BMI2).
+        // The SHA-1/SHA-256 AVX2 engine needs what the SHA-512 one does (AVX2, BMI1,
+        // BMI2), and its AVX-512VL variant what the AVX-512 SHA-512 one does.
         HashEngine::Sha512Avx2 | HashEngine::Avx2 => sha512_avx2,
-        HashEngine::Sha512Avx512 => sha512_avx512,
+        HashEngine::Sha512Avx512 | HashEngine::Avx512 => sha512_avx512,
         _ => true,
     };
     // A key of some suite with hash `hash_name` ran on `engine` (seal and open).
@@ -489,6 +495,8 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         ),
         ("SHA-1", HashEngine::Avx2, "avx2 (AVX2, BMI2)"),
         ("SHA-256", HashEngine::Avx2, "avx2 (AVX2, BMI2)"),
+        ("SHA-1", HashEngine::Avx512, "avx512 (AVX-512VL, BMI2)"),
+        ("SHA-256", HashEngine::Avx512, "avx512 (AVX-512VL, BMI2)"),
         ("SHA-384", HashEngine::RustCrypto, "sha2 crate"),
         (
             "SHA-384",
@@ -526,6 +534,12 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
         ("AES-256-CBC-SHA1, implicit IV", HashEngine::Avx2),
         ("AES-128-CBC-SHA256", HashEngine::Avx2),
         ("AES-256-CBC-SHA256", HashEngine::Avx2),
+        ("AES-128-CBC-SHA1", HashEngine::Avx512),
+        ("AES-256-CBC-SHA1", HashEngine::Avx512),
+        ("AES-128-CBC-SHA1, implicit IV", HashEngine::Avx512),
+        ("AES-256-CBC-SHA1, implicit IV", HashEngine::Avx512),
+        ("AES-128-CBC-SHA256", HashEngine::Avx512),
+        ("AES-256-CBC-SHA256", HashEngine::Avx512),
         ("AES-256-CBC-SHA384", HashEngine::Sha512Avx2),
         ("AES-256-CBC-SHA384", HashEngine::Sha512Avx512),
     ] {
@@ -574,6 +588,7 @@ fn coverage(ledger: &mut Ledger, available: &[Backend], by_detection: &[Backend]
             HashEngine::ShaNi,
             HashEngine::ShaNiAvx512,
             HashEngine::Avx2,
+            HashEngine::Avx512,
             HashEngine::Sha512Avx2,
             HashEngine::Sha512Avx512,
         ]

@@ -12,8 +12,8 @@ use subtle::ConditionallySelectable;
 
 #[cfg(target_arch = "x86_64")]
 use crate::x86_64::{
-    sha1_avx2, sha1_ni, sha256_avx2, sha256_ni, sha512::RoundForm, sha512_avx2, sha512_avx512,
-    stitch,
+    sha1_avx2, sha1_avx512, sha1_ni, sha256_avx2, sha256_avx512, sha256_ni, sha512::RoundForm,
+    sha512_avx2, sha512_avx512, stitch,
 };
 use crate::{
     ct,
@@ -183,6 +183,16 @@ unsafe fn sha1_on_avx2(state: &mut [u32; 5], blocks: &[u8]) {
     unsafe { sha1_avx2::compress(state, blocks.as_chunks().0) }
 }
 
+/// `sha1_avx512`'s compression behind a [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have AVX-512VL, AVX2 and BMI1/BMI2 (`sha1_avx512::available`).
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha1_on_avx512(state: &mut [u32; 5], blocks: &[u8]) {
+    // SAFETY: the caller guarantees the features.
+    unsafe { sha1_avx512::compress(state, blocks.as_chunks().0) }
+}
+
 /// The sha1 crate's compression behind a [`Compress`] pointer (no precondition).
 unsafe fn sha1_rustcrypto(state: &mut [u32; 5], blocks: &[u8]) {
     // MemorySanitizer does not model SHA1RNDS4, which the sha1 crate's SHA-NI
@@ -235,6 +245,16 @@ unsafe fn sha256_shani_avx512(state: &mut [u32; 8], blocks: &[u8]) {
 unsafe fn sha256_on_avx2(state: &mut [u32; 8], blocks: &[u8]) {
     // SAFETY: the caller guarantees the features.
     unsafe { sha256_avx2::compress(state, blocks.as_chunks().0, None) }
+}
+
+/// `sha256_avx512`'s compression behind a [`Compress`] pointer.
+///
+/// # Safety
+/// The CPU must have AVX-512VL, AVX2 and BMI1/BMI2 (`sha256_avx512::available`).
+#[cfg(target_arch = "x86_64")]
+unsafe fn sha256_on_avx512(state: &mut [u32; 8], blocks: &[u8]) {
+    // SAFETY: the caller guarantees the features.
+    unsafe { sha256_avx512::compress(state, blocks.as_chunks().0, None) }
 }
 
 /// The sha2 crate's SHA-256 compression behind a [`Compress`] pointer (no precondition).
@@ -319,7 +339,7 @@ fn write_be_words(state: &[u32], out: &mut [u8]) {
 /// The methods SHA-1 and SHA-256 share, for state type `$state`: the choice between the
 /// two SHA-NI engines ([`ShaScheduleOn`]); the RustCrypto crate's compression
 /// `$rustcrypto` anywhere; and for each of this crate's engines (the SHA-NI ones and the
-/// AVX2 one), where the CPU can run it (`$available`), its compression `$ours` and its
+/// AVX2 and AVX-512 ones), where the CPU can run it (`$available`), its compression `$ours` and its
 /// stitched seal `$stitched`.
 macro_rules! sha1_sha256_methods {
     (
@@ -415,6 +435,7 @@ impl HashAlg for Sha1 {
         ShaNi => (sha1_ni::available, sha1_shani, stitch::sha1_ni),
         ShaNiAvx512 => (sha1_ni::available_avx512, sha1_shani_avx512, stitch::sha1_ni_avx512),
         Avx2 => (sha1_avx2::available, sha1_on_avx2, stitch::sha1_avx2),
+        Avx512 => (sha1_avx512::available, sha1_on_avx512, stitch::sha1_avx512),
     );
 }
 
@@ -442,6 +463,7 @@ impl HashAlg for Sha256 {
         ShaNi => (sha256_ni::available, sha256_shani, stitch::sha256_ni),
         ShaNiAvx512 => (sha256_ni::available_avx512, sha256_shani_avx512, stitch::sha256_ni_avx512),
         Avx2 => (sha256_avx2::available, sha256_on_avx2, stitch::sha256_avx2),
+        Avx512 => (sha256_avx512::available, sha256_on_avx512, stitch::sha256_avx512),
     );
 }
 
@@ -839,6 +861,35 @@ mod tests {
             .filter(|&e| H::is_available(e))
             .flat_map(|e| RoundTuning::builds_of(e).iter().map(move |&t| (e, t)))
             .collect()
+    }
+
+    /// SHA-1 and SHA-256 keys take the SHA-NI engines where the CPU has SHA-NI; else the
+    /// AVX-512VL variant of the AVX2 engine where it has AVX-512VL, else the AVX2 engine
+    /// where it has AVX2 and BMI2; else the RustCrypto crates. Against std's detection,
+    /// not the crate's own.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn sha1_sha256_engine_follows_the_cpu() {
+        use std::arch::is_x86_feature_detected as has;
+        let avx2 = has!("avx2") && has!("bmi1") && has!("bmi2");
+        let want = if has!("sha") && has!("sse4.1") {
+            None
+        } else if avx2 && has!("avx512f") && has!("avx512vl") {
+            Some(HashEngine::Avx512)
+        } else if avx2 {
+            Some(HashEngine::Avx2)
+        } else {
+            Some(HashEngine::RustCrypto)
+        };
+        for got in [Sha1::best_engine(), Sha256::best_engine()] {
+            match want {
+                Some(want) => assert_eq!(got, want),
+                None => assert!(
+                    matches!(got, HashEngine::ShaNi | HashEngine::ShaNiAvx512),
+                    "{got}"
+                ),
+            }
+        }
     }
 
     /// The ways a secret-length finish can step on `engine`: both where it has a pair

@@ -41,23 +41,30 @@ pub enum HashEngine {
     /// (Intel Haswell to Cascade Lake; x86_64 with AVX2 and BMI1/BMI2). Keys take it
     /// only where SHA-NI is missing. Seal can stitch AES-CBC into it.
     Avx2,
+    /// `Avx2`'s SHA-1 or SHA-256 with the message schedule on AVX-512VL rotations and
+    /// three-way XORs, for the CPUs with AVX-512 but without SHA-NI (Intel Skylake-SP,
+    /// Cascade Lake and Cooper Lake; x86_64 with AVX-512F, AVX-512VL, AVX2 and
+    /// BMI1/BMI2). Keys take it only where SHA-NI is missing. Seal can stitch AES-CBC
+    /// into it.
+    Avx512,
 }
 
 impl HashEngine {
     /// Every engine. A key takes the first its hash and CPU can run, except that SHA-1
     /// and SHA-256 take `ShaNiAvx512` only on the cores it was made for (and `ShaNi`
     /// elsewhere).
-    pub const ALL: [HashEngine; 6] = [
+    pub const ALL: [HashEngine; 7] = [
         HashEngine::Sha512Avx512,
         HashEngine::Sha512Avx2,
         HashEngine::ShaNi,
         HashEngine::ShaNiAvx512,
+        HashEngine::Avx512,
         HashEngine::Avx2,
         HashEngine::RustCrypto,
     ];
 
     /// A short lowercase name: `rustcrypto`, `sha-ni`, `sha-ni-avx512`, `sha512-avx2`,
-    /// `sha512-avx512` or `avx2`.
+    /// `sha512-avx512`, `avx2` or `avx512`.
     pub const fn name(self) -> &'static str {
         match self {
             HashEngine::RustCrypto => "rustcrypto",
@@ -66,6 +73,7 @@ impl HashEngine {
             HashEngine::Sha512Avx2 => "sha512-avx2",
             HashEngine::Sha512Avx512 => "sha512-avx512",
             HashEngine::Avx2 => "avx2",
+            HashEngine::Avx512 => "avx512",
         }
     }
 }

@@ -37,7 +37,8 @@
 //! Each key runs on the fastest engines this CPU has, chosen once when it is made: AES on
 //! gcm-core's back ends; HMAC on this crate's SHA-NI SHA-1/SHA-256 (SHA-1's message
 //! schedule in AVX-512VL on Intel's cores from Golden Cove on), on CPUs without SHA-NI
-//! its AVX2 SHA-1/SHA-256, and its AVX-512VL or AVX2 SHA-512 for SHA-384, else on the
+//! its AVX2 SHA-1/SHA-256 (the schedule on AVX-512VL where the CPU has it), and its
+//! AVX-512VL or AVX2 SHA-512 for SHA-384, else on the
 //! RustCrypto crates; and on x86_64 with AES-NI a
 //! seal that runs the serial CBC encryption inside the hash rounds (`x86_64::stitch`).
 //! 3DES is this crate's own (`tdes`): CBC decryption many blocks at a time on the
@@ -51,7 +52,8 @@
 //! plain and stitched. valgrind runs neither SHA-NI nor AVX-512. The workspace's
 //! MemorySanitizer harness (`ct/`, run by `.ci/ct-msan.sh`) runs natively and checks
 //! seal and open of every suite on every engine choice the CPU has: the SHA-NI
-//! SHA-1/SHA-256 and AVX-512VL SHA-512 engines and every stitched seal included.
+//! SHA-1/SHA-256, AVX-512VL SHA-1/SHA-256 and SHA-512 engines and every stitched seal
+//! included.
 //!
 //! Features: `alloc` (default, `aead`'s `Vec` support), `std`, `des`, `zeroize`
 //! (key-holding types become `ZeroizeOnDrop`) and `ct-check` (valgrind annotations, see

@@ -3,7 +3,9 @@
 //! * `sha1_ni`, `sha256_ni`: SHA-1 and SHA-256 on the SHA extensions (SHA-1's message
 //!   schedule on `SHA1MSG1`/`SHA1MSG2`, or on AVX-512VL for cores slow at those);
 //! * `sha1_avx2`, `sha256_avx2`: SHA-1 and SHA-256 on AVX2 + BMI2 (the schedule of two
-//!   blocks at once on vectors, scalar rounds), for CPUs without the SHA extensions;
+//!   blocks at once on vectors, scalar rounds), for CPUs without the SHA extensions, with
+//!   `sha1_avx512` and `sha256_avx512`, the same engines with the schedule's rotations on
+//!   AVX-512VL;
 //! * `two_blocks`: the `W + K` buffer of the engines that schedule two blocks at once;
 //! * `sha512`: SHA-512 on 256-bit vectors, shared by `sha512_avx2` (AVX2 + BMI2) and
 //!   `sha512_avx512` (AVX-512VL), which differ in the message schedule's σ functions;
@@ -22,8 +24,10 @@
 
 pub(crate) mod copy_mac;
 pub(crate) mod sha1_avx2;
+pub(crate) mod sha1_avx512;
 pub(crate) mod sha1_ni;
 pub(crate) mod sha256_avx2;
+pub(crate) mod sha256_avx512;
 pub(crate) mod sha256_ni;
 pub(crate) mod sha512;
 pub(crate) mod sha512_avx2;

@@ -14,8 +14,12 @@
 //! rol2(W[t-6] ^ W[t-16] ^ W[t-28] ^ W[t-32])` (the recurrence applied to itself), whose
 //! four words are independent: 7 vector operations a step against 13. So the window
 //! holds 32 words of each block, eight vectors.
+//!
+//! The body is generic over the schedule's rotations and XORs ([`Schedule`]): this
+//! file's AVX2 ones, or `sha1_avx512`'s for the CPUs of this kind that have AVX-512.
 
 use core::arch::x86_64::*;
+use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
 use super::Hook;
@@ -44,7 +48,52 @@ fn put_step(slot: &mut MaybeUninit<[u32; 8]>, j: usize, words: __m256i) {
     unsafe { _mm256_storeu_si256(slot.as_mut_ptr().cast(), _mm256_add_epi32(words, k)) };
 }
 
-/// Each 32-bit word rotated left by `L` (`R` = 32 - `L`).
+/// The vector operations of the message schedule that differ between CPU levels: AVX2
+/// builds rotations from two shifts and an OR, AVX-512VL has them (`VPROLD`) and XORs
+/// three vectors in one `VPTERNLOGD` (`sha1_avx512`). The rest of the engine is shared.
+pub(crate) trait Schedule {
+    /// `a ^ b ^ c ^ d`.
+    ///
+    /// # Safety
+    /// The CPU must have the implementation's features.
+    unsafe fn xor4(a: __m256i, b: __m256i, c: __m256i, d: __m256i) -> __m256i;
+
+    /// Each 32-bit word rotated left by 1.
+    ///
+    /// # Safety
+    /// As [`Self::xor4`].
+    unsafe fn rol1(x: __m256i) -> __m256i;
+
+    /// Each 32-bit word rotated left by 2.
+    ///
+    /// # Safety
+    /// As [`Self::xor4`].
+    unsafe fn rol2(x: __m256i) -> __m256i;
+}
+
+/// The AVX2 schedule operations.
+#[derive(Debug)]
+pub(crate) enum Avx2 {}
+
+impl Schedule for Avx2 {
+    #[inline(always)]
+    unsafe fn xor4(a: __m256i, b: __m256i, c: __m256i, d: __m256i) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { _mm256_xor_si256(_mm256_xor_si256(a, b), _mm256_xor_si256(c, d)) }
+    }
+    #[inline(always)]
+    unsafe fn rol1(x: __m256i) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { rol::<1, 31>(x) }
+    }
+    #[inline(always)]
+    unsafe fn rol2(x: __m256i) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { rol::<2, 30>(x) }
+    }
+}
+
+/// Each 32-bit word rotated left by `L` (`R` = 32 - `L`), in three operations.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn rol<const L: i32, const R: i32>(x: __m256i) -> __m256i {
@@ -53,32 +102,32 @@ fn rol<const L: i32, const R: i32>(x: __m256i) -> __m256i {
 
 /// Schedule step `j` (4..20) for both blocks, from the window `x`, whose slot `j % 8`
 /// holds step `j - 8` and is overwritten with step `j`.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn schedule_step(x: &mut [__m256i; 8], j: usize) {
+///
+/// # Safety
+/// The CPU must have AVX2 and `S`'s features.
+#[inline(always)]
+unsafe fn schedule_step<S: Schedule>(x: &mut [__m256i; 8], j: usize) {
     let s = j % 8;
     let step = |back: usize| x[(j + 8 - back) % 8];
-    let new = if j < 8 {
-        // Words 16..32: `rol1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16])`, whose fourth word
-        // needs the first, `W[t]`: rotated in with its own rotation afterwards.
-        let w16 = step(4);
-        let w14 = _mm256_alignr_epi8::<8>(step(3), step(4));
-        let w8 = step(2);
-        // `W[t-3], W[t-2], W[t-1], 0`.
-        let w3 = _mm256_bsrli_epi128::<4>(step(1));
-        let t = _mm256_xor_si256(_mm256_xor_si256(w16, w14), _mm256_xor_si256(w8, w3));
-        let r = rol::<1, 31>(t);
-        // Word 3 lacked `W[t]` (word 0 of `r`) inside the rotation: `rol1` of it, moved
-        // to word 3.
-        _mm256_xor_si256(r, rol::<1, 31>(_mm256_bslli_epi128::<12>(r)))
-    } else {
-        // `rol2(W[t-6] ^ W[t-16] ^ W[t-28] ^ W[t-32])`.
-        let w6 = _mm256_alignr_epi8::<8>(step(1), step(2));
-        let t = _mm256_xor_si256(
-            _mm256_xor_si256(w6, step(4)),
-            _mm256_xor_si256(step(7), step(8)),
-        );
-        rol::<2, 30>(t)
+    // SAFETY: the caller guarantees the features.
+    let new = unsafe {
+        if j < 8 {
+            // Words 16..32: `rol1(W[t-3] ^ W[t-8] ^ W[t-14] ^ W[t-16])`, whose fourth
+            // word needs the first, `W[t]`: rotated in with its own rotation afterwards.
+            let w16 = step(4);
+            let w14 = _mm256_alignr_epi8::<8>(step(3), step(4));
+            let w8 = step(2);
+            // `W[t-3], W[t-2], W[t-1], 0`.
+            let w3 = _mm256_bsrli_epi128::<4>(step(1));
+            let r = S::rol1(S::xor4(w16, w14, w8, w3));
+            // Word 3 lacked `W[t]` (word 0 of `r`) inside the rotation: `rol1` of it,
+            // moved to word 3.
+            _mm256_xor_si256(r, S::rol1(_mm256_bslli_epi128::<12>(r)))
+        } else {
+            // `rol2(W[t-6] ^ W[t-16] ^ W[t-28] ^ W[t-32])`.
+            let w6 = _mm256_alignr_epi8::<8>(step(1), step(2));
+            S::rol2(S::xor4(step(4), step(7), step(8), w6))
+        }
     };
     x[s] = new;
 }
@@ -86,23 +135,24 @@ fn schedule_step(x: &mut [__m256i; 8], j: usize) {
 /// The message schedule of the next group of 16 rounds, run between block A's rounds
 /// ([`group_of_16!`] calls it after every two): a step on every second call, so one
 /// after each 4 rounds, as `sha256_avx2::NextSchedule`.
-struct NextSchedule<'a> {
+struct NextSchedule<'a, S> {
     /// The schedule's window of 32 words of both blocks (step `j` in slot `j % 8`).
     x: &'a mut [__m256i; 8],
     /// Where the next group's `W + K` go.
     next: &'a mut [MaybeUninit<[u32; 8]>; 4],
     /// The first step of the next group.
     j: usize,
+    schedule: PhantomData<S>,
 }
 
-impl Between for NextSchedule<'_> {
+impl<S: Schedule> Between for NextSchedule<'_, S> {
     #[inline(always)]
     unsafe fn run(&mut self, s: usize) {
         if s % 2 == 1 {
             let j = self.j + s / 2;
             // SAFETY: the caller guarantees this engine's features, AVX2 among them.
             unsafe {
-                schedule_step(self.x, j);
+                schedule_step::<S>(self.x, j);
                 put_step(&mut self.next[s / 2], j, self.x[j % 8]);
             }
         }
@@ -183,7 +233,7 @@ fn feed_forward(state: &mut [u32; 5], v: &[u32; 5]) {
 /// # Safety
 /// As [`rounds16`]; the steps of group `G` are written.
 #[inline(always)]
-unsafe fn scheduled_group<const G: usize, H: Hook>(
+unsafe fn scheduled_group<const G: usize, S: Schedule, H: Hook>(
     v: &mut [u32; 5],
     wk: &mut Wk,
     x: &mut [__m256i; 8],
@@ -192,10 +242,11 @@ unsafe fn scheduled_group<const G: usize, H: Hook>(
     wk.publish();
     // SAFETY: the caller guarantees group `G`'s steps.
     let (cur, next) = unsafe { wk.group_and_next(G) };
-    let mut schedule = NextSchedule {
+    let mut schedule = NextSchedule::<S> {
         x,
         next,
         j: 4 * (G + 1),
+        schedule: PhantomData,
     };
     // SAFETY: the caller guarantees the features.
     unsafe { rounds16::<0, G, H, _>(v, cur, hook, &mut schedule) };
@@ -209,7 +260,7 @@ unsafe fn scheduled_group<const G: usize, H: Hook>(
 /// # Safety
 /// The CPU must have this engine's features.
 #[inline(always)]
-pub(crate) unsafe fn compress_pair<H: Hook>(
+pub(crate) unsafe fn compress_pair<S: Schedule, H: Hook>(
     state: &mut [u32; 5],
     wk: &mut Wk,
     words: [__m256i; 4],
@@ -228,10 +279,10 @@ pub(crate) unsafe fn compress_pair<H: Hook>(
     // SAFETY: the caller guarantees the features; steps 0..4 were written above, and
     // each group writes the next group's.
     unsafe {
-        scheduled_group::<0, H>(&mut v, wk, &mut x, hook);
-        scheduled_group::<1, H>(&mut v, wk, &mut x, hook);
-        scheduled_group::<2, H>(&mut v, wk, &mut x, hook);
-        scheduled_group::<3, H>(&mut v, wk, &mut x, hook);
+        scheduled_group::<0, S, H>(&mut v, wk, &mut x, hook);
+        scheduled_group::<1, S, H>(&mut v, wk, &mut x, hook);
+        scheduled_group::<2, S, H>(&mut v, wk, &mut x, hook);
+        scheduled_group::<3, S, H>(&mut v, wk, &mut x, hook);
         wk.publish();
         rounds16::<0, 4, H, _>(&mut v, wk.group(4), hook, &mut ());
     }
@@ -257,12 +308,25 @@ pub(crate) unsafe fn compress_pair<H: Hook>(
 /// block through the same code.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 pub(crate) fn compress(state: &mut [u32; 5], blocks: &[[u8; 64]]) {
+    // SAFETY: this function has the engine's features.
+    unsafe { compress_with::<Avx2>(state, blocks) }
+}
+
+/// [`compress`] with the schedule operations of `S`.
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1, BMI2 and `S`'s features.
+#[inline(always)]
+pub(crate) unsafe fn compress_with<S: Schedule>(state: &mut [u32; 5], blocks: &[[u8; 64]]) {
     let mut wk = Wk::new();
     for p in blocks.chunks(2) {
         let both = p.len() == 2;
         let b = &p[p.len() - 1];
-        // SAFETY: this function has the engine's features.
-        unsafe { compress_pair(state, &mut wk, load_pair_32(&p[0], b), both, None, &mut ()) };
+        // SAFETY: the caller guarantees the features.
+        unsafe {
+            let words = load_pair_32(&p[0], b);
+            compress_pair::<S, _>(state, &mut wk, words, both, None, &mut ());
+        }
     }
 }
 
@@ -270,14 +334,23 @@ pub(crate) fn compress(state: &mut [u32; 5], blocks: &[[u8; 64]]) {
 mod tests {
     use super::*;
 
-    /// Against the sha1 crate, from random chaining values on 0 to 5 blocks (pairs and a
-    /// lone last block).
+    use crate::x86_64::sha1_avx512;
+
+    /// Both builds against the sha1 crate, from random chaining values on 0 to 5 blocks
+    /// (pairs and a lone last block).
     #[test]
     fn matches_sha1() {
         crate::x86_64::check_compressions(
             0x6745_2301_efcd_ab89u64,
             sha1::block_api::compress,
-            &[("the AVX2 engine", available, compress)],
+            &[
+                ("the AVX2 engine", available, compress),
+                (
+                    "the AVX-512VL engine",
+                    sha1_avx512::available,
+                    sha1_avx512::compress,
+                ),
+            ],
         );
     }
 }

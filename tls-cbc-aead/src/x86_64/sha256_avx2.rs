@@ -11,8 +11,12 @@
 //! the fewest operations (22 a round, as `sha512::round!`'s `FewestOps` form): every
 //! core without SHA-NI that has AVX2 has four integer ALUs, which the count bounds. No
 //! branch or memory index depends on the data.
+//!
+//! The body is generic over the schedule's σ functions ([`Sigmas`]): this file's AVX2
+//! ones, or `sha256_avx512`'s rotations for the CPUs of this kind that have AVX-512.
 
 use core::arch::x86_64::*;
+use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
 use super::Hook;
@@ -41,8 +45,54 @@ fn put_step(slot: &mut MaybeUninit<[u32; 8]>, t: usize, words: __m256i) {
     unsafe { _mm256_storeu_si256(slot.as_mut_ptr().cast(), _mm256_add_epi32(words, k)) };
 }
 
-/// σ0 (`ror 7 ^ ror 18 ^ shr 3`) of each 32-bit word, from 32-bit shifts (AVX2 has no
-/// rotation): the two halves of each rotation have disjoint bits, so all are XORed in.
+/// The vector operations of the message schedule that differ between CPU levels: the σ
+/// functions, which AVX2 builds from shifts and AVX-512VL from rotations (`sha256_avx512`).
+/// The rest of the engine is shared.
+pub(crate) trait Sigmas {
+    /// σ0 (`ror 7 ^ ror 18 ^ shr 3`) of each 32-bit word.
+    ///
+    /// # Safety
+    /// The CPU must have the implementation's features.
+    unsafe fn small_sigma0(x: __m256i) -> __m256i;
+
+    /// σ1 (`ror 17 ^ ror 19 ^ shr 10`) of words 2 and 3 of each lane, in words 0 and 1,
+    /// with words 2 and 3 zero.
+    ///
+    /// # Safety
+    /// As [`Self::small_sigma0`].
+    unsafe fn small_sigma1_down(x: __m256i) -> __m256i;
+
+    /// σ1 of words 0 and 1 of each lane, in words 2 and 3, with words 0 and 1 zero.
+    ///
+    /// # Safety
+    /// As [`Self::small_sigma0`].
+    unsafe fn small_sigma1_up(x: __m256i) -> __m256i;
+}
+
+/// The AVX2 σ functions.
+#[derive(Debug)]
+pub(crate) enum Avx2 {}
+
+impl Sigmas for Avx2 {
+    #[inline(always)]
+    unsafe fn small_sigma0(x: __m256i) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { small_sigma0(x) }
+    }
+    #[inline(always)]
+    unsafe fn small_sigma1_down(x: __m256i) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { small_sigma1_moved::<0b11_11_10_10, true>(x) }
+    }
+    #[inline(always)]
+    unsafe fn small_sigma1_up(x: __m256i) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { small_sigma1_moved::<0b01_01_00_00, false>(x) }
+    }
+}
+
+/// σ0 of each 32-bit word, from 32-bit shifts (AVX2 has no rotation): the two halves of
+/// each rotation have disjoint bits, so all are XORed in. 9 operations.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn small_sigma0(x: __m256i) -> __m256i {
@@ -51,50 +101,59 @@ fn small_sigma0(x: __m256i) -> __m256i {
     _mm256_xor_si256(_mm256_xor_si256(r7, r18), _mm256_srli_epi32::<3>(x))
 }
 
-/// σ1 (`ror 17 ^ ror 19 ^ shr 10`) of words 0 and 2 of each lane, given as `v` with each
-/// of them doubled into a 64-bit half (`[w0, w0, w2, w2]`): a 64-bit shift of `w:w`
-/// leaves the rotation in its low 32 bits, so the two rotations take one shift each.
-/// The results are in words 0 and 2 (the others hold garbage).
+/// σ1 of two words of each lane, picked and doubled by `PICK` (`[w, w, w', w']`, a
+/// shuffle of the words), moved to words 0 and 1 (`DOWN`) or 2 and 3, the other two
+/// zeroed: a 64-bit shift of `w:w` leaves the rotation in its low 32 bits, so each
+/// rotation takes one shift. 7 operations.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn small_sigma1_doubled(v: __m256i) -> __m256i {
+fn small_sigma1_moved<const PICK: i32, const DOWN: bool>(x: __m256i) -> __m256i {
+    let v = _mm256_shuffle_epi32::<PICK>(x);
     let rot = _mm256_xor_si256(_mm256_srli_epi64::<17>(v), _mm256_srli_epi64::<19>(v));
-    _mm256_xor_si256(rot, _mm256_srli_epi32::<10>(v))
+    let s1 = _mm256_xor_si256(rot, _mm256_srli_epi32::<10>(v));
+    // The results are in words 0 and 2: a byte shuffle gathers them into words 0 and 1,
+    // or into 2 and 3, and zeroes the other two (a set high bit zeroes the byte).
+    let (z, w0, w2) = (-128, [0, 1, 2, 3], [8, 9, 10, 11]);
+    let gather = if DOWN {
+        _mm_setr_epi8(
+            w0[0], w0[1], w0[2], w0[3], w2[0], w2[1], w2[2], w2[3], z, z, z, z, z, z, z, z,
+        )
+    } else {
+        _mm_setr_epi8(
+            z, z, z, z, z, z, z, z, w0[0], w0[1], w0[2], w0[3], w2[0], w2[1], w2[2], w2[3],
+        )
+    };
+    _mm256_shuffle_epi8(s1, _mm256_broadcastsi128_si256(gather))
 }
 
 /// One schedule step for both blocks, words `t .. t + 4` from the window
 /// `x[s..] ++ x[..s]` of words `t - 16 .. t`, in two halves (see [`NextSchedule`]).
 /// The first: `W[t - 16] + W[t - 7] + σ0(W[t - 15])` for all four words.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn step_start(x: &[__m256i; 4], s: usize) -> __m256i {
-    let w15 = _mm256_alignr_epi8::<4>(x[(s + 1) % 4], x[s]);
-    let w7 = _mm256_alignr_epi8::<4>(x[(s + 3) % 4], x[(s + 2) % 4]);
-    _mm256_add_epi32(_mm256_add_epi32(x[s], w7), small_sigma0(w15))
+///
+/// # Safety
+/// The CPU must have AVX2 and `S`'s features.
+#[inline(always)]
+unsafe fn step_start<S: Sigmas>(x: &[__m256i; 4], s: usize) -> __m256i {
+    // SAFETY: the caller guarantees the features.
+    unsafe {
+        let w15 = _mm256_alignr_epi8::<4>(x[(s + 1) % 4], x[s]);
+        let w7 = _mm256_alignr_epi8::<4>(x[(s + 3) % 4], x[(s + 2) % 4]);
+        _mm256_add_epi32(_mm256_add_epi32(x[s], w7), S::small_sigma0(w15))
+    }
 }
 
 /// The second half: σ1 of words `t - 2, t - 1` (the newest two, in `newest`'s words 2
 /// and 3) added to words `t, t + 1`, then σ1 of those two added to `t + 2, t + 3`.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn step_finish(sum: __m256i, newest: __m256i) -> __m256i {
-    // Byte shuffles that gather words 0 and 2 into words 0 and 1, or into 2 and 3, and
-    // zero the other two (a set high bit zeroes the byte).
-    let (z, to_low) = (-128, [0, 1, 2, 3, 8, 9, 10, 11]);
-    let low = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-        to_low[0], to_low[1], to_low[2], to_low[3], to_low[4], to_low[5], to_low[6], to_low[7], z,
-        z, z, z, z, z, z, z,
-    ));
-    let high = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-        z, z, z, z, z, z, z, z, to_low[0], to_low[1], to_low[2], to_low[3], to_low[4], to_low[5],
-        to_low[6], to_low[7],
-    ));
-    // [w2, w2, w3, w3] of each lane.
-    let s1 = small_sigma1_doubled(_mm256_shuffle_epi32::<0b11_11_10_10>(newest));
-    let sum = _mm256_add_epi32(sum, _mm256_shuffle_epi8(s1, low));
-    // [w0, w0, w1, w1]: the two words just completed.
-    let s1 = small_sigma1_doubled(_mm256_shuffle_epi32::<0b01_01_00_00>(sum));
-    _mm256_add_epi32(sum, _mm256_shuffle_epi8(s1, high))
+///
+/// # Safety
+/// As [`step_start`].
+#[inline(always)]
+unsafe fn step_finish<S: Sigmas>(sum: __m256i, newest: __m256i) -> __m256i {
+    // SAFETY: the caller guarantees the features.
+    unsafe {
+        let sum = _mm256_add_epi32(sum, S::small_sigma1_down(newest));
+        _mm256_add_epi32(sum, S::small_sigma1_up(sum))
+    }
 }
 
 /// The message schedule of the next group of 16 rounds, run between block A's rounds
@@ -102,7 +161,7 @@ fn step_finish(sum: __m256i, newest: __m256i) -> __m256i {
 /// the second half and the store on odd ones, so that the vector work is spread evenly
 /// through the scalar rounds (as in `sha512::NextSchedule`, where a batch before the
 /// rounds held them back). A struct, not a closure, for the same reason as there.
-struct NextSchedule<'a> {
+struct NextSchedule<'a, S> {
     /// The schedule's window of 16 words of both blocks.
     x: &'a mut [__m256i; 4],
     /// Where the next group's `W + K` go.
@@ -111,19 +170,20 @@ struct NextSchedule<'a> {
     t: usize,
     /// The first half of the step under way.
     sum: __m256i,
+    sigmas: PhantomData<S>,
 }
 
-impl Between for NextSchedule<'_> {
+impl<S: Sigmas> Between for NextSchedule<'_, S> {
     #[inline(always)]
     unsafe fn run(&mut self, s: usize) {
         let step = s / 2;
         // SAFETY: the caller guarantees this engine's features, AVX2 among them.
         unsafe {
             if s.is_multiple_of(2) {
-                self.sum = step_start(self.x, step);
+                self.sum = step_start::<S>(self.x, step);
             } else {
                 let newest = self.x[(step + 3) % 4];
-                self.x[step] = step_finish(self.sum, newest);
+                self.x[step] = step_finish::<S>(self.sum, newest);
                 put_step(&mut self.next[step], self.t + 4 * step, self.x[step]);
             }
         }
@@ -218,7 +278,7 @@ fn feed_forward(state: &mut [u32; 8], v: &[u32; 8]) {
 /// # Safety
 /// The CPU must have this engine's features.
 #[inline(always)]
-pub(crate) unsafe fn compress_pair<H: Hook>(
+pub(crate) unsafe fn compress_pair<S: Sigmas, H: Hook>(
     state: &mut [u32; 8],
     wk: &mut Wk,
     mut x: [__m256i; 4],
@@ -235,12 +295,13 @@ pub(crate) unsafe fn compress_pair<H: Hook>(
         // SAFETY: steps 0..4 were written before this loop, and those of each later
         // group in the iteration before.
         let (cur, next) = unsafe { wk.group_and_next(group) };
-        let mut schedule = NextSchedule {
+        let mut schedule = NextSchedule::<S> {
             x: &mut x,
             next,
             t: 16 * (group + 1),
             // SAFETY: the caller guarantees AVX2.
             sum: unsafe { _mm256_setzero_si256() },
+            sigmas: PhantomData,
         };
         // SAFETY: the caller guarantees the features.
         unsafe { rounds16::<0, H, _>(&mut v, cur, hook, &mut schedule) };
@@ -284,15 +345,29 @@ pub(crate) unsafe fn compress_pair<H: Hook>(
 pub(crate) fn compress(
     state: &mut [u32; 8],
     blocks: &[[u8; 64]],
+    after_first: Option<&mut [u32; 8]>,
+) {
+    // SAFETY: this function has the engine's features.
+    unsafe { compress_with::<Avx2>(state, blocks, after_first) }
+}
+
+/// [`compress`] with the σ functions of `S`.
+///
+/// # Safety
+/// The CPU must have AVX2, BMI1, BMI2 and `S`'s features.
+#[inline(always)]
+pub(crate) unsafe fn compress_with<S: Sigmas>(
+    state: &mut [u32; 8],
+    blocks: &[[u8; 64]],
     mut after_first: Option<&mut [u32; 8]>,
 ) {
     let mut wk = Wk::new();
     for p in blocks.chunks(2) {
         let both = p.len() == 2;
         let b = &p[p.len() - 1];
-        // SAFETY: this function has the engine's features.
+        // SAFETY: the caller guarantees the features.
         unsafe {
-            compress_pair(
+            compress_pair::<S, _>(
                 state,
                 &mut wk,
                 load_pair_32(&p[0], b),
@@ -308,14 +383,19 @@ pub(crate) fn compress(
 mod tests {
     use super::*;
 
-    /// Against the sha2 crate, from random chaining values on 0 to 5 blocks (pairs and a
-    /// lone last block).
+    use crate::x86_64::sha256_avx512;
+
+    /// Both builds against the sha2 crate, from random chaining values on 0 to 5 blocks
+    /// (pairs and a lone last block).
     #[test]
     fn matches_sha2() {
         crate::x86_64::check_compressions(
             0x6a09_e667_f3bc_c908u64,
             sha2::block_api::compress256,
-            &[("the AVX2 engine", available, compress_all)],
+            &[
+                ("the AVX2 engine", available, compress_all),
+                ("the AVX-512VL engine", sha256_avx512::available, avx512_all),
+            ],
         );
     }
 
@@ -326,6 +406,15 @@ mod tests {
     unsafe fn compress_all(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
         // SAFETY: the caller guarantees the features.
         unsafe { compress(state, blocks, None) }
+    }
+
+    /// The same for `sha256_avx512::compress`.
+    ///
+    /// # Safety
+    /// As that function: its engine's features.
+    unsafe fn avx512_all(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
+        // SAFETY: the caller guarantees the features.
+        unsafe { sha256_avx512::compress(state, blocks, None) }
     }
 
     /// The chaining value after the first block, which a secret-length finish keeps.

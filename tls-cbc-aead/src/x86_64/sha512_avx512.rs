@@ -14,14 +14,11 @@ use core::arch::x86_64::*;
 
 use super::Hook;
 use super::sha512::{self, Between, RoundForm, Sigmas, big_sigma1, group_of_16, opaque};
-
-cpufeatures::new!(cpuid, "avx2", "bmi1", "bmi2", "avx512f", "avx512vl");
+use super::two_blocks;
 
 /// Whether this CPU (and OS) can run the engine (less what the constant-time harness hides).
 pub(crate) fn available() -> bool {
-    use gcm_core::__CpuFeatures as F;
-    // The constant-time harness can hide these, to run what CPUs without them run.
-    cpuid::get() && !crate::ct_check::hidden(F::AVX | F::AVX2 | F::AVX512F | F::AVX512VL)
+    two_blocks::avx512vl_bmi_available()
 }
 
 /// The AVX-512VL σ functions.
@@ -56,10 +53,11 @@ fn small_sigma1(x: __m256i) -> __m256i {
 }
 
 /// `a ^ b ^ c` in one `VPTERNLOG`. Unmasked, its 32- and 64-bit forms are the same
-/// operation; the 32-bit one is the one Miri implements.
+/// operation; the 32-bit one is the one Miri implements. (Also the SHA-1 and SHA-256
+/// AVX-512VL schedules'.)
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
-fn xor3(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
+pub(crate) fn xor3(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
     // MemorySanitizer does not model VPTERNLOG (see `gcm_core::ct::msan`).
     #[cfg(ct_msan)]
     return gcm_core::ct::msan::bitwise3(a, b, c, |a, b, c| {

@@ -21,10 +21,11 @@
 //! through the hash and the AES rounds and nothing else.
 
 use core::arch::x86_64::*;
+use core::marker::PhantomData;
 
 use super::{
-    Hook, sha1_avx2, sha1_ni, sha256_avx2, sha256_ni, sha512, sha512_avx2::Avx2,
-    sha512_avx512::Avx512, two_blocks,
+    Hook, sha1_avx2, sha1_avx512, sha1_ni, sha256_avx2, sha256_avx512, sha256_ni, sha512,
+    sha512_avx2::Avx2, sha512_avx512::Avx512, two_blocks,
 };
 
 /// Bytes of the hash input in front of the plaintext: the associated data and the length.
@@ -207,11 +208,12 @@ impl<S: sha512::Sigmas, F: sha512::RoundForm> StitchedHash for Sha512With<S, F> 
     }
 }
 
-/// SHA-1 on the AVX2 engine (for CPUs without SHA-NI): two blocks per step (one per
-/// vector lane of the schedule), a hook every 4 rounds.
-struct Sha1Avx2;
+/// SHA-1 on the AVX2 engine or its AVX-512VL variant (for CPUs without SHA-NI; `S`, the
+/// schedule's operations, picks which): two blocks per step (one per vector lane of the
+/// schedule), a hook every 4 rounds.
+struct Sha1TwoBlocks<S>(PhantomData<S>);
 
-impl StitchedHash for Sha1Avx2 {
+impl<S: sha1_avx2::Schedule> StitchedHash for Sha1TwoBlocks<S> {
     const BLOCK_LEN: usize = 64;
     const LENGTH_FIELD_LEN: usize = 8;
     const STEP_BLOCKS: usize = 2;
@@ -238,7 +240,7 @@ impl StitchedHash for Sha1Avx2 {
     ) {
         // SAFETY: the caller guarantees the engine's features.
         unsafe {
-            sha1_avx2::compress_pair::<K>(&mut regs.0, &mut regs.1, x, blocks == 2, None, hook)
+            sha1_avx2::compress_pair::<S, K>(&mut regs.0, &mut regs.1, x, blocks == 2, None, hook)
         }
     }
     #[inline(always)]
@@ -247,11 +249,12 @@ impl StitchedHash for Sha1Avx2 {
     }
 }
 
-/// SHA-256 on the AVX2 engine (for CPUs without SHA-NI): two blocks per step (one per
-/// vector lane of the schedule), a hook every 4 rounds.
-struct Sha256Avx2;
+/// SHA-256 on the AVX2 engine or its AVX-512VL variant (for CPUs without SHA-NI; `S`, the
+/// schedule's σ functions, picks which): two blocks per step (one per vector lane of the
+/// schedule), a hook every 4 rounds.
+struct Sha256TwoBlocks<S>(PhantomData<S>);
 
-impl StitchedHash for Sha256Avx2 {
+impl<S: sha256_avx2::Sigmas> StitchedHash for Sha256TwoBlocks<S> {
     const BLOCK_LEN: usize = 64;
     const LENGTH_FIELD_LEN: usize = 8;
     const STEP_BLOCKS: usize = 2;
@@ -278,7 +281,7 @@ impl StitchedHash for Sha256Avx2 {
     ) {
         // SAFETY: the caller guarantees the engine's features.
         unsafe {
-            sha256_avx2::compress_pair::<K>(&mut regs.0, &mut regs.1, x, blocks == 2, None, hook)
+            sha256_avx2::compress_pair::<S, K>(&mut regs.0, &mut regs.1, x, blocks == 2, None, hook)
         }
     }
     #[inline(always)]
@@ -669,11 +672,21 @@ stitched_entry!(
 );
 stitched_entry!(
     /// HMAC-SHA1's inner hash on the AVX2 engine (CPUs without SHA-NI), with AES-CBC.
-    sha1_avx2, Sha1Avx2, [u32; 5], "avx2,bmi1,bmi2,aes"
+    sha1_avx2, Sha1TwoBlocks<sha1_avx2::Avx2>, [u32; 5], "avx2,bmi1,bmi2,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA1's inner hash on the AVX-512VL variant of the AVX2 engine (CPUs with
+    /// AVX-512 but without SHA-NI), with AES-CBC.
+    sha1_avx512, Sha1TwoBlocks<sha1_avx512::Avx512>, [u32; 5], "avx2,bmi1,bmi2,avx512f,avx512vl,aes"
 );
 stitched_entry!(
     /// HMAC-SHA256's inner hash on the AVX2 engine (CPUs without SHA-NI), with AES-CBC.
-    sha256_avx2, Sha256Avx2, [u32; 8], "avx2,bmi1,bmi2,aes"
+    sha256_avx2, Sha256TwoBlocks<sha256_avx2::Avx2>, [u32; 8], "avx2,bmi1,bmi2,aes"
+);
+stitched_entry!(
+    /// HMAC-SHA256's inner hash on the AVX-512VL variant of the AVX2 engine (CPUs with
+    /// AVX-512 but without SHA-NI), with AES-CBC.
+    sha256_avx512, Sha256TwoBlocks<sha256_avx512::Avx512>, [u32; 8], "avx2,bmi1,bmi2,avx512f,avx512vl,aes"
 );
 stitched_entry!(
     /// HMAC-SHA384's inner hash on the AVX2 SHA-512 engine, rounds in form `F`, with

@@ -9,6 +9,7 @@ use core::mem::MaybeUninit;
 use super::sha512::define_opaque;
 
 cpufeatures::new!(avx2_bmi, "avx2", "bmi1", "bmi2");
+cpufeatures::new!(avx512vl_bmi, "avx2", "bmi1", "bmi2", "avx512f", "avx512vl");
 
 /// Whether this CPU (and OS) has what the AVX2 engines need (AVX2, BMI1, BMI2), less what
 /// the constant-time harness hides.
@@ -16,6 +17,14 @@ pub(crate) fn avx2_bmi_available() -> bool {
     use gcm_core::__CpuFeatures as F;
     // The constant-time harness can hide these, to run what CPUs without them run.
     avx2_bmi::get() && !crate::ct_check::hidden(F::AVX | F::AVX2)
+}
+
+/// Whether this CPU (and OS) has what the AVX-512VL engines need (those of
+/// [`avx2_bmi_available`] and AVX-512F and AVX-512VL), less what the constant-time
+/// harness hides.
+pub(crate) fn avx512vl_bmi_available() -> bool {
+    use gcm_core::__CpuFeatures as F;
+    avx512vl_bmi::get() && !crate::ct_check::hidden(F::AVX | F::AVX2 | F::AVX512F | F::AVX512VL)
 }
 
 define_opaque!(
