@@ -78,19 +78,24 @@ if grep -qw vaes /proc/cpuinfo; then
 else
     echo "This CPU has no VAES: the AES-GCM tables above already set ours (AesNi) against the peers' AES-NI code." >"$tmp/aesni.md"
 fi
-# The AVX2 SHA-1/SHA-256 engine, which CPUs with AVX2 but without SHA-NI (Intel Haswell
-# to Cascade Lake) take by default, against OpenSSL's code for those CPUs: on a CPU with
-# SHA-NI, ours forced to the engine and OpenSSL held to its AVX2 code by masking SHA
-# (CPUID leaf 7: EBX bit 29). The SHA-384 and 3DES suites are left out (no such engine,
-# or no stitched OpenSSL cipher to hold back).
+# The SHA-1/SHA-256 engines that CPUs with AVX2 but without SHA-NI take by default (avx2:
+# Intel Haswell to Comet Lake; avx512, the schedule on AVX-512VL: Skylake-SP to Cooper
+# Lake), against OpenSSL's code for those CPUs: on a CPU with SHA-NI, ours forced to the
+# engine and to the AES-NI back end (those CPUs have no VAES), OpenSSL held to its AVX2
+# code by masking SHA (CPUID leaf 7: EBX bit 29). The SHA-384 and 3DES suites are left
+# out (no such engine, or no stitched OpenSSL cipher to hold back).
 sha_ia32cap=":~0x0000000020000000"
-if grep -qw sha_ni /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo; then
-    OPENSSL_ia32cap="$sha_ia32cap" "$speed" --peers --tls-cbc --hash-engine avx2 --no-gcm --no-key-setup \
-        --filter aes- --markdown "$tmp/sha-avx2.md" "${tls_rounds[@]}" | tee "$tmp/sha-avx2.log"
-else
-    echo "This CPU has no SHA-NI (or no AVX2): the TLS tables above already show the hash engine it takes." >"$tmp/sha-avx2.md"
-    : >"$tmp/sha-avx2.log"
+sha_engines=()
+if grep -qw sha_ni /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo && grep -qw aes /proc/cpuinfo; then
+    sha_engines=(avx2)
+    if grep -qw avx512vl /proc/cpuinfo; then
+        sha_engines+=(avx512)
+    fi
 fi
+for e in "${sha_engines[@]}"; do
+    OPENSSL_ia32cap="$sha_ia32cap" "$speed" --peers --tls-cbc --hash-engine "$e" --backend aesni --no-gcm \
+        --no-key-setup --filter aes- --markdown "$tmp/sha-$e.md" "${tls_rounds[@]}" | tee "$tmp/sha-$e.log"
+done
 # The static llvm-mca proxy of issue 13 (benches/mca.sh), checked against ours-vaes256 and
 # ring timed by the speed binary above; if it fails, the file says so and keeps the rest.
 if ! MCA_SPEED_BIN="$speed" bash benches/mca.sh >"$tmp/mca.md"; then
@@ -263,20 +268,30 @@ PY
     echo '```'
     cat "$tmp/tls.md"
     echo
-    echo "## TLS CBC on CPUs without SHA-NI: the AVX2 SHA-1/SHA-256 engine against OpenSSL's AVX2 code"
+    echo "## TLS CBC on CPUs without SHA-NI: the AVX2 and AVX-512 SHA-1/SHA-256 engines against OpenSSL's AVX2 code"
     echo
-    echo "CPUs with AVX2 but without SHA-NI (Intel Haswell to Cascade Lake) run SHA-1 and SHA-256 on our"
-    echo "\`avx2\` engine (scalar rounds, the schedule of two blocks at a time on vectors, the CBC chain"
-    echo "stitched into the rounds for seal). As a proxy on this CPU, ours is forced to it"
-    echo "(\`--hash-engine avx2\`, AES on the back end it picks), and OpenSSL is held to its code for those"
-    echo "CPUs by masking SHA-NI in \`OPENSSL_ia32cap\` (its AES-NI and AVX2 stay). Command:"
+    echo "CPUs with AVX2 but without SHA-NI run SHA-1 and SHA-256 on our \`avx2\` engine (Intel Haswell to"
+    echo "Comet Lake: scalar rounds, the schedule of two blocks at a time on vectors, the CBC chain"
+    echo "stitched into the rounds for seal), or, where they have AVX-512 (Skylake-SP, Cascade Lake,"
+    echo "Cooper Lake), on its \`avx512\` variant (the schedule's rotations and three-way XORs on"
+    echo "AVX-512VL). As a proxy on this CPU, ours is forced to the engine and to the AES-NI back end"
+    echo "(\`--hash-engine NAME --backend aesni\`: those CPUs have no VAES), and OpenSSL is held to its"
+    echo "code for those CPUs by masking SHA-NI in \`OPENSSL_ia32cap\` (its AES-NI and AVX2 stay)."
+    echo "A proxy, not a measurement on those CPUs: this core has more execution ports than theirs."
     echo
-    echo '```'
-    echo "OPENSSL_ia32cap=$sha_ia32cap speed --peers --tls-cbc --hash-engine avx2 --no-gcm --no-key-setup --filter aes-${tls_rounds[*]:+ ${tls_rounds[*]}}"
-    grep ': ours on ' "$tmp/sha-avx2.log" || true
-    echo '```'
-    cat "$tmp/sha-avx2.md"
-    echo
+    if [ "${#sha_engines[@]}" = 0 ]; then
+        echo "This CPU has no SHA-NI (or no AVX2 or AES-NI): the TLS tables above already show the hash engine it takes."
+    fi
+    for e in "${sha_engines[@]}"; do
+        echo "### \`$e\`"
+        echo
+        echo '```'
+        echo "OPENSSL_ia32cap=$sha_ia32cap speed --peers --tls-cbc --hash-engine $e --backend aesni --no-gcm --no-key-setup --filter aes-${tls_rounds[*]:+ ${tls_rounds[*]}}"
+        grep ': ours on ' "$tmp/sha-$e.log" || true
+        echo '```'
+        cat "$tmp/sha-$e.md"
+        echo
+    done
     cat "$tmp/mca.md"
 } > "$cpu_dir/RESULTS.md"
 

@@ -210,17 +210,13 @@ impl<T: TlsCbc> CbcSubject for Named<T> {
 /// Ours (when built with the `tls-cbc` feature; with `all_engines`, also on every other
 /// engine choice this CPU has), OpenSSL's composition and, where OpenSSL has one for
 /// `alg` on this CPU, its stitched cipher.
-pub fn subjects(
-    alg: CbcAlg,
-    all_engines: bool,
-    hash_engine: Option<&str>,
-) -> Vec<Box<dyn CbcSubject>> {
+pub fn subjects(alg: CbcAlg, all_engines: bool, forced: Forced) -> Vec<Box<dyn CbcSubject>> {
     let key = alg.key();
     let mut v: Vec<Box<dyn CbcSubject>> = Vec::new();
     #[cfg(feature = "tls-cbc")]
-    v.extend(ours::subjects(alg, &key, all_engines, hash_engine));
+    v.extend(ours::subjects(alg, &key, all_engines, forced));
     #[cfg(not(feature = "tls-cbc"))]
-    let _ = (all_engines, hash_engine);
+    let _ = (all_engines, forced);
     v.push(Box::new(Named {
         name: "openssl",
         ours: false,
@@ -238,9 +234,9 @@ pub fn cross_check(
     alg: CbcAlg,
     sizes: &[usize],
     all_engines: bool,
-    hash_engine: Option<&str>,
+    forced: Forced,
 ) -> Result<(), String> {
-    let mut subs = subjects(alg, all_engines, hash_engine);
+    let mut subs = subjects(alg, all_engines, forced);
     for &len in sizes {
         for i in 0..subs.len() {
             let record = subs[i].seal_once(len);
@@ -270,7 +266,7 @@ mod ours {
         DesEde3CbcSha1, Engines,
     };
 
-    use super::{CbcAlg, CbcSubject, Named, TlsCbc};
+    use super::{CbcAlg, CbcSubject, Forced, Named, TlsCbc};
 
     struct Ours<A: AeadInOut>(A);
 
@@ -337,26 +333,29 @@ mod ours {
         DesEde3CbcSha1
     );
 
-    /// The engines of `A` on hash engine `hash` (by name) and the cipher engine `A` picks,
-    /// with the stitched seal where it has one; `None` if `A` cannot run that engine here.
-    fn forced<A: Suite>(hash: &str) -> Option<Engines> {
-        let cipher = A::best().cipher;
+    /// The engines `forced` asks of `A` (each part not forced as `A` picks it), with the
+    /// stitched seal where it has one; `None` if nothing is forced, or if `A` cannot run
+    /// those engines here.
+    fn forced<A: Suite>(forced: Forced) -> Option<Engines> {
+        let best = A::best();
+        let cipher = forced.cipher.unwrap_or(best.cipher);
+        let hash = forced.hash.unwrap_or(best.hash.name());
         A::all()
             .into_iter()
-            .filter(|e| e.cipher == cipher && e.hash.name() == hash)
+            .filter(|e| forced.any() && e.cipher == cipher && e.hash.name() == hash)
             .max_by_key(|e| e.stitched_seal)
     }
 
-    /// `ours` (the engines `KeyInit` picks, or those of `hash_engine` where `A` has it)
-    /// and, with `all_engines`, `ours-<hash>-<seal>` for every other hash engine and seal
-    /// path on the same AES back end.
+    /// `ours` (the engines `KeyInit` picks, or those `forced` asks for where `A` has
+    /// them) and, with `all_engines`, `ours-<hash>-<seal>` for every other hash engine and
+    /// seal path on the same cipher engine.
     fn named<A: Suite>(
         alg: CbcAlg,
         key: &[u8],
         all_engines: bool,
-        hash_engine: Option<&str>,
+        forced: Forced,
     ) -> Vec<Box<dyn CbcSubject>> {
-        let forced = hash_engine.and_then(forced::<A>);
+        let forced = self::forced::<A>(forced);
         let best = forced.unwrap_or_else(A::best);
         let t = match forced {
             Some(e) => A::with(key, e),
@@ -391,7 +390,7 @@ mod ours {
         alg: CbcAlg,
         key: &[u8],
         all_engines: bool,
-        hash: Option<&str>,
+        hash: Forced,
     ) -> Vec<Box<dyn CbcSubject>> {
         match alg {
             CbcAlg::Aes128Sha1 => named::<Aes128CbcSha1>(alg, key, all_engines, hash),
@@ -403,28 +402,28 @@ mod ours {
         }
     }
 
-    /// Whether `alg` can run on hash engine `hash` here.
-    pub fn has_hash_engine(alg: CbcAlg, hash: &str) -> bool {
+    /// Whether `alg` can run on the engines `f` forces here.
+    pub fn can_force(alg: CbcAlg, f: Forced) -> bool {
         match alg {
-            CbcAlg::Aes128Sha1 => forced::<Aes128CbcSha1>(hash).is_some(),
-            CbcAlg::Aes256Sha1 => forced::<Aes256CbcSha1>(hash).is_some(),
-            CbcAlg::Aes128Sha256 => forced::<Aes128CbcSha256>(hash).is_some(),
-            CbcAlg::Aes256Sha256 => forced::<Aes256CbcSha256>(hash).is_some(),
-            CbcAlg::Aes256Sha384 => forced::<Aes256CbcSha384>(hash).is_some(),
-            CbcAlg::TdesSha1 => forced::<DesEde3CbcSha1>(hash).is_some(),
+            CbcAlg::Aes128Sha1 => forced::<Aes128CbcSha1>(f).is_some(),
+            CbcAlg::Aes256Sha1 => forced::<Aes256CbcSha1>(f).is_some(),
+            CbcAlg::Aes128Sha256 => forced::<Aes128CbcSha256>(f).is_some(),
+            CbcAlg::Aes256Sha256 => forced::<Aes256CbcSha256>(f).is_some(),
+            CbcAlg::Aes256Sha384 => forced::<Aes256CbcSha384>(f).is_some(),
+            CbcAlg::TdesSha1 => forced::<DesEde3CbcSha1>(f).is_some(),
         }
     }
 
     /// What `ours` runs on: the engines `KeyInit` picks, or those forced.
-    fn report<A: Suite>(hash: Option<&str>) -> String {
-        match hash.and_then(forced::<A>) {
-            Some(e) => format!("{e} (hash engine forced)"),
+    fn report<A: Suite>(f: Forced) -> String {
+        match forced::<A>(f) {
+            Some(e) => format!("{e} ({} forced)", f.what()),
             None => A::picked(),
         }
     }
 
     /// The engines `ours` runs on for `alg`, for the report.
-    pub fn engines(alg: CbcAlg, hash: Option<&str>) -> String {
+    pub fn engines(alg: CbcAlg, hash: Forced) -> String {
         match alg {
             CbcAlg::Aes128Sha1 => report::<Aes128CbcSha1>(hash),
             CbcAlg::Aes256Sha1 => report::<Aes256CbcSha1>(hash),
@@ -436,9 +435,9 @@ mod ours {
     }
 }
 
-/// The engines `ours` runs on for `alg`, with hash engine `hash` forced if given (`None`
-/// without the `tls-cbc` feature).
-pub fn our_engines(alg: CbcAlg, hash: Option<&str>) -> Option<String> {
+/// The engines `ours` runs on for `alg`, with those `hash` forces (`None` without the
+/// `tls-cbc` feature).
+pub fn our_engines(alg: CbcAlg, hash: Forced) -> Option<String> {
     #[cfg(feature = "tls-cbc")]
     return Some(ours::engines(alg, hash));
     #[cfg(not(feature = "tls-cbc"))]
@@ -448,15 +447,40 @@ pub fn our_engines(alg: CbcAlg, hash: Option<&str>) -> Option<String> {
     }
 }
 
-/// Whether our `alg` can run on hash engine `hash` on this CPU (false without the
-/// `tls-cbc` feature).
-pub fn has_hash_engine(alg: CbcAlg, hash: &str) -> bool {
+/// Whether our `alg` can run on the engines `f` forces on this CPU (true if nothing is
+/// forced; false without the `tls-cbc` feature).
+pub fn can_force(alg: CbcAlg, f: Forced) -> bool {
     #[cfg(feature = "tls-cbc")]
-    return ours::has_hash_engine(alg, hash);
+    return !f.any() || ours::can_force(alg, f);
     #[cfg(not(feature = "tls-cbc"))]
     {
-        let _ = (alg, hash);
+        let _ = (alg, f);
         false
+    }
+}
+
+/// The engines `ours` is held to in the TLS CBC runs: the hash engine (`--hash-engine`,
+/// by [`tls_cbc_aead::HashEngine`] name) and, with it or alone, the AES suites' cipher
+/// engine (`--backend`). What is not forced is what a key would pick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Forced {
+    pub hash: Option<&'static str>,
+    pub cipher: Option<gcm_core::Backend>,
+}
+
+impl Forced {
+    /// Whether anything is forced.
+    pub fn any(self) -> bool {
+        self.hash.is_some() || self.cipher.is_some()
+    }
+
+    /// What is forced, for the report: "hash engine", "cipher engine" or both.
+    pub fn what(self) -> &'static str {
+        match (self.hash, self.cipher) {
+            (Some(_), Some(_)) => "hash and cipher engines",
+            (Some(_), None) => "hash engine",
+            _ => "cipher engine",
+        }
     }
 }
 
@@ -865,21 +889,36 @@ mod tests {
     #[test]
     fn every_side_opens_every_other_side() {
         for alg in CbcAlg::ALL {
-            cross_check(alg, &[0, 15, 16, 17, 255, 1350], true, None).unwrap();
+            cross_check(alg, &[0, 15, 16, 17, 255, 1350], true, Forced::default()).unwrap();
         }
     }
 
-    /// `--hash-engine`: RustCrypto's hashes run everywhere, so every suite's `ours` takes
-    /// them when they are forced, and still opens what every other side seals.
+    /// `--hash-engine`, alone and with `--backend`: RustCrypto's hashes and the portable
+    /// cipher run everywhere, so every suite's `ours` takes them when they are forced,
+    /// says so, and still opens what every other side seals.
     #[test]
-    fn forced_hash_engine() {
+    fn forced_engines() {
+        let hash = Forced {
+            hash: Some("rustcrypto"),
+            cipher: None,
+        };
+        let both = Forced {
+            cipher: Some(gcm_core::Backend::Portable),
+            ..hash
+        };
         for alg in CbcAlg::ALL {
-            cross_check(alg, &[0, 255, 1350], false, Some("rustcrypto")).unwrap();
-            if let Some(e) = our_engines(alg, Some("rustcrypto")) {
-                assert!(
-                    e.contains("/rustcrypto/") && e.ends_with("(hash engine forced)"),
-                    "{e}"
-                );
+            for (f, cipher, what) in [
+                (hash, "", "(hash engine forced)"),
+                (both, "portable", "(hash and cipher engines forced)"),
+            ] {
+                assert!(can_force(alg, f) || cfg!(not(feature = "tls-cbc")));
+                cross_check(alg, &[0, 255, 1350], false, f).unwrap();
+                if let Some(e) = our_engines(alg, f) {
+                    assert!(
+                        e.contains(&format!("{cipher}/rustcrypto/")) && e.ends_with(what),
+                        "{e}"
+                    );
+                }
             }
         }
         assert!(parse_hash_engine("no-such-engine").is_err());
@@ -887,7 +926,7 @@ mod tests {
 
     #[test]
     fn openssl_side_rejects_a_flipped_bit() {
-        let mut s = subjects(CbcAlg::Aes128Sha1, false, None).remove(1);
+        let mut s = subjects(CbcAlg::Aes128Sha1, false, Forced::default()).remove(1);
         assert_eq!(s.name(), "openssl");
         let mut r = s.seal_once(100);
         assert_eq!(r.len(), 128);

@@ -22,7 +22,8 @@ usage: speed [options]
   --timeout SECS     CPU seconds per measurement (default 1, or 0.1 with --peers)
   --rounds N         rounds per figure, median reported (default 1, or 7 with
                      --peers); each round measures every size in turn
-  --backend NAME     force our back end: vaes512, vaes256, aesni or portable
+  --backend NAME     force our back end: vaes512, vaes256, aesni or portable (with
+                     --tls-cbc, also the AES suites' cipher engine)
   --all-backends     also measure ours with every other back end this CPU has
   --core             also measure gcm_core::GcmKey called directly (ours-core), to see
                      what the aead trait layer of aes-gcm-vaes costs
@@ -36,7 +37,8 @@ usage: speed [options]
   --hash-engine NAME with --tls-cbc, run ours on this hash engine (e.g. avx2, the SHA-1 /
                      SHA-256 engine for CPUs without SHA-NI) with its fastest seal, in the
                      suites that have it (on its own, e.g. beside an OpenSSL held to its
-                     code for such CPUs by OPENSSL_ia32cap)
+                     code for such CPUs by OPENSSL_ia32cap; with --backend aesni,
+                     CBC on the back end such CPUs take too)
   --tls-engines      with --tls-cbc, also measure ours on every other hash engine and
                      seal path this CPU has (same AES back end)
   --no-gcm           skip the AES-GCM measurements (with --tls-cbc)
@@ -455,7 +457,7 @@ fn run_gcm(o: &Opts, results: &mut Results) -> Result<(), String> {
 #[cfg(feature = "peer-openssl")]
 fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
     use benches::tls_cbc::{
-        CbcAlg, TLS_SIZES, cross_check, has_hash_engine, our_engines, subjects,
+        CbcAlg, Forced, TLS_SIZES, can_force, cross_check, our_engines, subjects,
     };
     let sizes = o.chunks.clone().unwrap_or_else(|| TLS_SIZES.to_vec());
     if !cfg!(feature = "tls-cbc") {
@@ -469,18 +471,25 @@ fn run_tls_cbc(o: &Opts, results: &mut Results) -> Result<(), String> {
         if ops.is_empty() {
             continue;
         }
-        if let Some(hash) = o.hash_engine.filter(|&h| !has_hash_engine(alg, h)) {
-            println!("{}: no {hash} hash engine on this CPU, skipped", alg.name());
+        let forced = Forced {
+            hash: o.hash_engine,
+            cipher: o.backend,
+        };
+        if !can_force(alg, forced) {
+            println!(
+                "{}: cannot run on the forced engines on this CPU, skipped",
+                alg.name()
+            );
             continue;
         }
-        cross_check(alg, &sizes, o.tls_engines, o.hash_engine)?;
-        if let Some(e) = our_engines(alg, o.hash_engine) {
+        cross_check(alg, &sizes, o.tls_engines, forced)?;
+        if let Some(e) = our_engines(alg, forced) {
             println!(
                 "{}: ours on {e} (cipher engine / hash engine / seal)",
                 alg.name()
             );
         }
-        let mut subs = subjects(alg, o.tls_engines, o.hash_engine);
+        let mut subs = subjects(alg, o.tls_engines, forced);
         for &op in &ops {
             let swept = sweep(o.rounds(), &sizes, subs.len(), |i, len| {
                 subs[i].measure(op, len, o.budget_ns())
