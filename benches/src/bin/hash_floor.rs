@@ -68,6 +68,9 @@ fn parse_args() -> Result<Options, String> {
             _ => return Err(format!("unknown argument {a:?}")),
         }
     }
+    if o.backend.is_some_and(|b| !b.is_available()) {
+        return Err("this CPU cannot run the --backend asked for".into());
+    }
     if let Some(h) = &o.hash
         && !HashEngine::ALL.iter().any(|e| e.name() == h)
     {
@@ -149,7 +152,9 @@ fn fastest<A: Suite>(key: &A, len: usize, calls: usize) -> [u128; 3] {
     best
 }
 
-fn run<A: Suite>(o: &Options) {
+/// Measures suite `A` on every engine choice `o` selects; returns how many it measured.
+fn run<A: Suite>(o: &Options) -> usize {
+    let mut measured = 0;
     let cipher = o.backend.unwrap_or_else(A::default_cipher);
     for e in A::engines_here() {
         if e.cipher != cipher || o.hash.as_deref().is_some_and(|h| h != e.hash.name()) {
@@ -158,6 +163,7 @@ fn run<A: Suite>(o: &Options) {
         let Some(key) = A::with_engines(e) else {
             continue;
         };
+        measured += 1;
         for &len in &o.chunks {
             let [open, seal, hash] = fastest(&key, len, o.calls);
             println!(
@@ -170,6 +176,7 @@ fn run<A: Suite>(o: &Options) {
             );
         }
     }
+    measured
 }
 
 fn main() {
@@ -186,9 +193,13 @@ fn main() {
         o.calls,
         AD_LEN + 2
     );
-    run::<Aes128CbcSha1>(&o);
-    run::<Aes256CbcSha1>(&o);
-    run::<Aes128CbcSha256>(&o);
-    run::<Aes256CbcSha256>(&o);
-    run::<Aes256CbcSha384>(&o);
+    let measured = run::<Aes128CbcSha1>(&o)
+        + run::<Aes256CbcSha1>(&o)
+        + run::<Aes128CbcSha256>(&o)
+        + run::<Aes256CbcSha256>(&o)
+        + run::<Aes256CbcSha384>(&o);
+    if measured == 0 {
+        eprintln!("no suite runs on the engines asked for on this CPU");
+        std::process::exit(1);
+    }
 }
