@@ -25,13 +25,9 @@ use std::time::Instant;
 
 use benches::ours::parse_backend;
 use tls_cbc_aead::{
-    AeadInOut, Aes128CbcSha1, Aes128CbcSha256, Aes256CbcSha1, Aes256CbcSha256, Aes256CbcSha384,
-    Backend, Engines, HashEngine, Key, KeyInit, Nonce,
+    AD_LEN, AeadInOut, Aes128CbcSha1, Aes128CbcSha256, Aes256CbcSha1, Aes256CbcSha256,
+    Aes256CbcSha384, Backend, Engines, HashEngine, Key, KeyInit, Nonce,
 };
-
-/// The TLS 1.2 additional data our suites take (sequence number, type, version); the MAC
-/// also covers the two length bytes, 13 in all.
-const AD_LEN: usize = 11;
 
 struct Options {
     backend: Option<Backend>,
@@ -59,7 +55,13 @@ fn parse_args() -> Result<Options, String> {
                     .map(|s| s.parse().map_err(|_| format!("bad size {s:?}")))
                     .collect::<Result<_, _>>()?;
             }
-            "--calls" => o.calls = value()?.parse().map_err(|_| "bad --calls".to_string())?,
+            "--calls" => {
+                o.calls = value()?
+                    .parse()
+                    .ok()
+                    .filter(|&n: &usize| n > 0)
+                    .ok_or("--calls needs a whole number above 0")?;
+            }
             "--help" | "-h" => {
                 return Err("usage: hash-floor [--backend NAME] [--hash-engine NAME] \
                             [--chunks A,B,...] [--calls N]"
