@@ -17,8 +17,10 @@
 #
 # Usage: .ci/hardening.sh            (FUZZ_SECONDS=0 skips step 7)
 # Needs what .ci/run has (valgrind, python3); installs qemu-user and cargo-fuzz if missing.
-# About 25 minutes on 2 cores from a warm `cargo test --workspace` build (Miri takes
-# about 14 of them, MemorySanitizer's two instrumented builds about 4).
+# About 45 to 65 minutes on 2 cores from a warm `cargo test --workspace` build: on a
+# Zen 3 on 2026-12-07, 65 (Miri 36 of them, its two crates one after the other, and
+# MemorySanitizer 9); Miri's two halves now run side by side, about 16 minutes from a
+# warm build there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
