@@ -185,10 +185,10 @@ macro_rules! f {
 ///
 /// The chain from one `a` to the next is `rorx` and `add`, two cycles a round, and the
 /// rounds run close to it, so where its instructions sit in the program matters (the
-/// core's schedulers pick the oldest ready instruction). `$alone` (a plain compression,
-/// nothing between the rounds) writes the final `add` last and pins `a` beside its
-/// rotation ([`pin_pair`]), so that `rol5` of each new `a` is issued as soon as the `a`
-/// is computed, ahead of the function building: 150 TSC ticks a block against 161 with
+/// core's schedulers pick the oldest ready instruction). `$alone` (an empty hook: the
+/// plain compressions, which opens run) writes the final `add` last and pins `a` beside
+/// its rotation ([`pin_pair`]), so that `rol5` of each new `a` is issued as soon as the
+/// `a` is computed, ahead of the function building: 150 TSC ticks a block against 161 with
 /// the sum written first (Zen 3, fastest of 3000 compressions of 256 blocks; OpenSSL's
 /// AVX2 SHA-1 148). In the stitched seals, whose hook puts the CBC chain's AES rounds
 /// between the SHA rounds, the late `add` and the pin each cost AES-128 seals 3%; there
