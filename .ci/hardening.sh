@@ -18,9 +18,9 @@
 # Usage: .ci/hardening.sh            (FUZZ_SECONDS=0 skips step 7)
 # Needs what .ci/run has (valgrind, python3); installs qemu-user and cargo-fuzz if missing.
 # About 45 to 65 minutes on 2 cores from a warm `cargo test --workspace` build: on a
-# Zen 3 on 2026-12-07, 65 (Miri 36 of them, its two crates one after the other, and
-# MemorySanitizer 9); Miri's two halves now run side by side, about 16 minutes from a
-# warm build there.
+# Zen 3 on 2026-12-07, 45 (Miri 17 of them, its two halves side by side, and
+# MemorySanitizer 10); 65 there before, when Miri ran its two crates one after the
+# other (36 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
