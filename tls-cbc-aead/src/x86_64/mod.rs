@@ -54,6 +54,19 @@ pub(crate) trait Hook {
     /// compression can lay out its rounds for itself alone.
     const IS_EMPTY: bool = false;
 
+    /// Whether the work of a call is picked by the call's number, which is a constant
+    /// only where the compression writes every call out: a compression that loops over
+    /// groups of rounds when a hook runs between them writes them out for such a hook.
+    const NUMBERED: bool = false;
+
+    /// The latency, in core cycles, that a call adds to a serial chain of the hook's
+    /// own (the CBC chain's AES rounds), averaged over the calls: 0 for the empty hook,
+    /// `usize::MAX` where it is not known at compile time. A compression whose best
+    /// layout differs between rounds that wait only on themselves and rounds that the
+    /// hook's chain paces compares it with the time its own rounds between two calls
+    /// take (`sha1_avx2`'s `round!`).
+    const CHAIN_CYCLES: usize = if Self::IS_EMPTY { 0 } else { usize::MAX };
+
     /// Runs the work of the next slot (each compression documents how many slots a
     /// block has).
     fn call(&mut self);

@@ -31,6 +31,11 @@ pub(crate) fn available() -> bool {
     two_blocks::avx2_bmi_available()
 }
 
+/// Core cycles the four rounds between two hook calls take when they wait only on
+/// themselves (2.5 a round, measured on Zen 3), against which [`rounds16`] weighs a
+/// hook's `CHAIN_CYCLES`.
+pub(crate) const SLOT_CYCLES: usize = 10;
+
 /// The round constants, one for each 20 rounds.
 const K: [u32; 4] = [0x5a82_7999, 0x6ed9_eba1, 0x8f1b_bcdc, 0xca62_c1d6];
 
@@ -185,14 +190,18 @@ macro_rules! f {
 ///
 /// The chain from one `a` to the next is `rorx` and `add`, two cycles a round, and the
 /// rounds run close to it, so where its instructions sit in the program matters (the
-/// core's schedulers pick the oldest ready instruction). `$alone` (an empty hook: the
-/// plain compressions, which opens run) writes the final `add` last and pins `a` beside
-/// its rotation ([`pin_pair`]), so that `rol5` of each new `a` is issued as soon as the
-/// `a` is computed, ahead of the function building: 150 TSC ticks a block against 161 with
-/// the sum written first (Zen 3, fastest of 3000 compressions of 256 blocks; OpenSSL's
-/// AVX2 SHA-1 148). In the stitched seals, whose hook puts the CBC chain's AES rounds
-/// between the SHA rounds, the late `add` and the pin each cost AES-128 seals 3%; there
-/// the sum comes first and the compiler places the rest (as fast as before this form).
+/// core's schedulers pick the oldest ready instruction). `$alone` (the rounds wait only
+/// on themselves: the plain compressions, which opens run, and the stitched seals whose
+/// CBC chain is shorter than the rounds, AES-128's) writes the final `add` last and pins
+/// `a` beside its rotation ([`pin_pair`]), so that `rol5` of each new `a` is issued as
+/// soon as the `a` is computed, ahead of the function building: 150 TSC ticks a block
+/// against 161 with the sum written first (Zen 3, fastest of 3000 compressions of 256
+/// blocks; OpenSSL's AVX2 SHA-1 148); in the AES-128-CBC-SHA1 seal, about 3% at 16 KiB
+/// (17.3-17.4 -> 16.8-17.1 us across builds). Where the CBC chain paces the rounds
+/// (AES-256: 14 rounds a block against AES-128's 10) or the hook's work is not known at
+/// compile time (`CbcHook`), the sum comes first and the compiler places the rest: the
+/// other form made AES-256-CBC-SHA1 seals 3-4% slower (19.9 -> 20.6 us at 16 KiB; all
+/// on Zen 3).
 macro_rules! round {
     ($t:expr, $alone:expr; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $wk:expr) => {
         if $alone {
@@ -254,28 +263,30 @@ unsafe fn rounds16<const L: usize, const G: usize, H: Hook, B: Between>(
 ) {
     let [mut a, mut b, mut c, mut d, mut e] = *v;
     let mut f = *function;
+    // Whether the rounds wait only on themselves (see `round!`).
+    let alone = H::CHAIN_CYCLES < SLOT_CYCLES;
     macro_rules! w {
         ($i:literal) => {
             wk[$i / 4][L + $i % 4]
         };
     }
     group_of_16!(hook, between;
-        { round!(16 * G, H::IS_EMPTY; a, b, c, d, e, f, w!(0)); }
-        { round!(16 * G + 1, H::IS_EMPTY; e, a, b, c, d, f, w!(1)); }
-        { round!(16 * G + 2, H::IS_EMPTY; d, e, a, b, c, f, w!(2)); }
-        { round!(16 * G + 3, H::IS_EMPTY; c, d, e, a, b, f, w!(3)); }
-        { round!(16 * G + 4, H::IS_EMPTY; b, c, d, e, a, f, w!(4)); }
-        { round!(16 * G + 5, H::IS_EMPTY; a, b, c, d, e, f, w!(5)); }
-        { round!(16 * G + 6, H::IS_EMPTY; e, a, b, c, d, f, w!(6)); }
-        { round!(16 * G + 7, H::IS_EMPTY; d, e, a, b, c, f, w!(7)); }
-        { round!(16 * G + 8, H::IS_EMPTY; c, d, e, a, b, f, w!(8)); }
-        { round!(16 * G + 9, H::IS_EMPTY; b, c, d, e, a, f, w!(9)); }
-        { round!(16 * G + 10, H::IS_EMPTY; a, b, c, d, e, f, w!(10)); }
-        { round!(16 * G + 11, H::IS_EMPTY; e, a, b, c, d, f, w!(11)); }
-        { round!(16 * G + 12, H::IS_EMPTY; d, e, a, b, c, f, w!(12)); }
-        { round!(16 * G + 13, H::IS_EMPTY; c, d, e, a, b, f, w!(13)); }
-        { round!(16 * G + 14, H::IS_EMPTY; b, c, d, e, a, f, w!(14)); }
-        { round!(16 * G + 15, H::IS_EMPTY; a, b, c, d, e, f, w!(15)); }
+        { round!(16 * G, alone; a, b, c, d, e, f, w!(0)); }
+        { round!(16 * G + 1, alone; e, a, b, c, d, f, w!(1)); }
+        { round!(16 * G + 2, alone; d, e, a, b, c, f, w!(2)); }
+        { round!(16 * G + 3, alone; c, d, e, a, b, f, w!(3)); }
+        { round!(16 * G + 4, alone; b, c, d, e, a, f, w!(4)); }
+        { round!(16 * G + 5, alone; a, b, c, d, e, f, w!(5)); }
+        { round!(16 * G + 6, alone; e, a, b, c, d, f, w!(6)); }
+        { round!(16 * G + 7, alone; d, e, a, b, c, f, w!(7)); }
+        { round!(16 * G + 8, alone; c, d, e, a, b, f, w!(8)); }
+        { round!(16 * G + 9, alone; b, c, d, e, a, f, w!(9)); }
+        { round!(16 * G + 10, alone; a, b, c, d, e, f, w!(10)); }
+        { round!(16 * G + 11, alone; e, a, b, c, d, f, w!(11)); }
+        { round!(16 * G + 12, alone; d, e, a, b, c, f, w!(12)); }
+        { round!(16 * G + 13, alone; c, d, e, a, b, f, w!(13)); }
+        { round!(16 * G + 14, alone; b, c, d, e, a, f, w!(14)); }
+        { round!(16 * G + 15, alone; a, b, c, d, e, f, w!(15)); }
     );
     // After 16 rounds the names have turned one place: the new `a` is in `e`.
     *v = [e, a, b, c, d];
@@ -323,7 +334,7 @@ unsafe fn scheduled_group<const G: usize, S: Schedule, H: Hook>(
     unsafe { rounds16::<0, G, H, _>(v, f, cur, hook, &mut schedule) };
 }
 
-/// Compresses block A of `words` (from [`load_pair`]) and then, if `both`, block B,
+/// Compresses block A of `words` (from [`load_pair_32`]) and then, if `both`, block B,
 /// calling `hook` 20 times a block, before each 4 rounds (so that what it starts, seal's
 /// CBC encryption, overlaps those rounds: see `stitch`), and writing the chaining value
 /// after block A to `after_a`, if given.

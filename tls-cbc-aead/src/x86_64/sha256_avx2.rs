@@ -270,7 +270,7 @@ fn feed_forward(state: &mut [u32; 8], v: &[u32; 8]) {
     }
 }
 
-/// Compresses block A of `x` (from [`load_pair`]) and then, if `both`, block B, calling
+/// Compresses block A of `x` (from [`load_pair_32`]) and then, if `both`, block B, calling
 /// `hook` 16 times a block, before each 4 rounds (so that what it starts, seal's CBC
 /// encryption, overlaps those rounds: see `stitch`), and writing the chaining value
 /// after block A to `after_a`, if given.
@@ -314,12 +314,13 @@ pub(crate) unsafe fn compress_pair<S: Sigmas, H: Hook>(
     }
     if both {
         let mut v = *state;
-        if H::IS_EMPTY {
+        if H::IS_EMPTY || H::NUMBERED {
             // Written out, so that every `W + K` is at a constant offset from the stack
             // pointer (as block B in `sha512::compress_pair`, where a loop over the
-            // groups cost a register, and a reload a round); with a hook, a loop, as
-            // there (the AES code between the rounds makes the written-out block more
-            // than the decoded-op cache holds).
+            // groups cost a register, and a reload a round), and so that a numbered
+            // hook's call numbers are constants. With `CbcHook`, a loop, as there (its
+            // code between the rounds made the written-out block more than the
+            // decoded-op cache holds).
             // SAFETY: all 16 steps are written by now; nothing between the rounds.
             unsafe {
                 rounds16::<4, H, _>(&mut v, wk.group(0), hook, &mut ());
